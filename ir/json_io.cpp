@@ -1,0 +1,457 @@
+#include "ir/json_io.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "support/json_locate.h"
+#include "support/numbers.h"
+
+namespace schedc::ir {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+ojson number(double v) {
+  if (is_int32(v)) return static_cast<int64_t>(v);
+  return v;
+}
+
+ojson per_stage(const PerStage& v) {
+  if (v.is_uniform()) return number(v.uniform);
+  ojson a = ojson::array();
+  for (double x : v.values) a.push_back(number(x));
+  return a;
+}
+
+ojson problem_object(const Problem& p) {
+  ojson j;
+  j["ranks"] = p.ranks;
+  j["stages_per_rank"] = p.stages_per_rank;
+  j["microbatches"] = p.microbatches;
+  j["direction"] = to_string(p.direction);
+  j["placement"] = to_string(p.placement);
+  if (p.placement == PlacementKind::Custom) j["stage_to_rank"] = p.stage_to_rank;
+  j["backward"] = to_string(p.backward);
+  ojson cost;
+  cost["F"] = per_stage(p.cost.F);
+  cost["B"] = per_stage(p.cost.B);
+  cost["W"] = per_stage(p.cost.W);
+  cost["comm"] = number(p.cost.comm);
+  if (p.cost.FB) cost["FB"] = per_stage(*p.cost.FB);
+  j["cost"] = cost;
+  ojson mem;
+  mem["F"] = per_stage(p.memory.F);
+  mem["B"] = per_stage(p.memory.B);
+  mem["W"] = per_stage(p.memory.W);
+  mem["cap"] = p.memory.cap ? per_stage(*p.memory.cap) : ojson(nullptr);
+  j["memory"] = mem;
+  j["objective"] = to_string(p.objective);
+  return j;
+}
+
+ojson metrics_object(const Metrics& m) {
+  ojson j;
+  j["makespan"] = number(m.makespan);
+  j["bubble_ratio"] = m.bubble_ratio;
+  j["max_rank_span"] = number(m.max_rank_span);
+  j["span_bubble_rate"] = m.span_bubble_rate;
+  ojson peak = ojson::array(), busy = ojson::array();
+  for (double v : m.peak_memory) peak.push_back(number(v));
+  for (double v : m.busy) busy.push_back(number(v));
+  j["peak_memory"] = peak;
+  j["busy"] = busy;
+  return j;
+}
+
+// One line with ", " and ": " separators (nlohmann's compact form has none).
+void compact(const ojson& j, std::string& out) {
+  if (j.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : j.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += ojson(k).dump();
+      out += ": ";
+      compact(v, out);
+    }
+    out += '}';
+  } else if (j.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i) out += ", ";
+      compact(j[i], out);
+    }
+    out += ']';
+  } else {
+    out += j.dump();
+  }
+}
+
+std::string compact(const ojson& j) {
+  std::string s;
+  compact(j, s);
+  return s;
+}
+
+// ---- reading ----
+
+class Reader {
+ public:
+  Reader(const SourceManager& sm, int32_t file, Diagnostics& d) : sm_(sm), file_(file), d_(d) {}
+
+  void error(const std::string& pointer, DiagKind kind, std::string msg) {
+    d_.error(kind, locate_json(sm_, file_, pointer), pointer.empty() ? msg : "at " + pointer + ": " + msg);
+  }
+
+  static std::string type_name(const ojson& j) {
+    if (j.is_number_integer()) return "an integer";
+    if (j.is_number()) return "a number";
+    if (j.is_string()) return "a string";
+    if (j.is_array()) return "an array";
+    if (j.is_object()) return "an object";
+    if (j.is_boolean()) return "a boolean";
+    return "null";
+  }
+
+  bool expect_object(const ojson& j, const std::string& ptr, std::initializer_list<std::string_view> keys) {
+    if (!j.is_object()) {
+      error(ptr, DiagKind::WrongType, "expected an object, got " + type_name(j));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& [k, v] : j.items()) {
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+      std::string allowed;
+      for (auto key : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(key);
+      error(ptr + "/" + k, DiagKind::UnknownKey, "unknown key " + backtick(k) + ", expected one of " + allowed);
+      ok = false;
+    }
+    return ok;
+  }
+
+  std::optional<int32_t> integer(const ojson& j, const std::string& ptr) {
+    if (j.is_number() && is_int32(j.get<double>())) return static_cast<int32_t>(j.get<double>());
+    error(ptr, DiagKind::WrongType, "expected an integer, got " + (j.is_number() ? "`" + j.dump() + "`" : type_name(j)));
+    return std::nullopt;
+  }
+
+  std::optional<double> real(const ojson& j, const std::string& ptr) {
+    if (j.is_number()) return j.get<double>();
+    error(ptr, DiagKind::WrongType, "expected a number, got " + type_name(j));
+    return std::nullopt;
+  }
+
+  std::optional<std::string> string(const ojson& j, const std::string& ptr) {
+    if (j.is_string()) return j.get<std::string>();
+    error(ptr, DiagKind::WrongType, "expected a string, got " + type_name(j));
+    return std::nullopt;
+  }
+
+  std::optional<PerStage> per_stage(const ojson& j, const std::string& ptr) {
+    if (j.is_number()) return PerStage::of(j.get<double>());
+    if (!j.is_array()) {
+      error(ptr, DiagKind::WrongType, "expected a number or an array of numbers, got " + type_name(j));
+      return std::nullopt;
+    }
+    PerStage v;
+    for (size_t i = 0; i < j.size(); ++i) {
+      auto x = real(j[i], ptr + "/" + std::to_string(i));
+      if (!x) return std::nullopt;
+      v.values.push_back(*x);
+    }
+    return v;
+  }
+
+  template <class T, class Parse>
+  void enum_key(const ojson& obj, const char* key, const std::string& ptr, T& out, Parse parse, const char* allowed) {
+    if (!obj.contains(key)) return;
+    auto s = string(obj[key], ptr + "/" + key);
+    if (!s) return;
+    auto v = parse(*s);
+    if (!v) {
+      error(ptr + "/" + key, DiagKind::BadValue, "unknown " + std::string(key) + " " + backtick(*s) + ", expected " + allowed);
+      return;
+    }
+    out = *v;
+  }
+
+  std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
+    size_t errors = d_.error_count();
+    if (!expect_object(j, ptr, {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
+                                "backward", "cost", "memory", "objective"}))
+      return std::nullopt;
+    Problem p;
+    for (const char* key : {"ranks", "microbatches"})
+      if (!j.contains(key)) error(ptr, DiagKind::MissingKey, "missing key " + backtick(key));
+    auto int_key = [&](const char* key, int32_t& out) {
+      if (!j.contains(key)) return;
+      if (auto v = integer(j[key], ptr + "/" + key)) out = *v;
+    };
+    int_key("ranks", p.ranks);
+    int_key("stages_per_rank", p.stages_per_rank);
+    int_key("microbatches", p.microbatches);
+    enum_key(j, "direction", ptr, p.direction, parse_direction, "`single` or `bidirectional`");
+    enum_key(j, "placement", ptr, p.placement, parse_placement, "`looped`, `vshape`, `wave` or `custom`");
+    enum_key(j, "backward", ptr, p.backward, parse_backward, "`fused`, `split` or `mixed`");
+    enum_key(j, "objective", ptr, p.objective, parse_objective, "`makespan` or `max-span`");
+    if (j.contains("stage_to_rank")) {
+      const ojson& s2r = j["stage_to_rank"];
+      std::string sp = ptr + "/stage_to_rank";
+      if (!s2r.is_array()) {
+        error(sp, DiagKind::WrongType, "expected an array of rank lists, got " + type_name(s2r));
+      } else {
+        for (size_t d = 0; d < s2r.size(); ++d) {
+          std::string dp = sp + "/" + std::to_string(d);
+          if (!s2r[d].is_array()) {
+            error(dp, DiagKind::WrongType, "expected an array of ranks, got " + type_name(s2r[d]));
+            continue;
+          }
+          std::vector<int32_t> list;
+          for (size_t i = 0; i < s2r[d].size(); ++i)
+            if (auto v = integer(s2r[d][i], dp + "/" + std::to_string(i))) list.push_back(*v);
+          p.stage_to_rank.push_back(std::move(list));
+        }
+      }
+    }
+    if (j.contains("cost") && expect_object(j["cost"], ptr + "/cost", {"F", "B", "W", "comm", "FB"})) {
+      const ojson& c = j["cost"];
+      std::string cp = ptr + "/cost/";
+      for (auto [key, slot] : {std::pair{"F", &p.cost.F}, {"B", &p.cost.B}, {"W", &p.cost.W}})
+        if (c.contains(key))
+          if (auto v = per_stage(c[key], cp + key)) *slot = *v;
+      if (c.contains("comm"))
+        if (auto v = real(c["comm"], cp + "comm")) p.cost.comm = *v;
+      if (c.contains("FB") && !c["FB"].is_null())
+        if (auto v = per_stage(c["FB"], cp + "FB")) p.cost.FB = *v;
+    }
+    if (j.contains("memory") && expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap"})) {
+      const ojson& m = j["memory"];
+      std::string mp = ptr + "/memory/";
+      for (auto [key, slot] : {std::pair{"F", &p.memory.F}, {"B", &p.memory.B}, {"W", &p.memory.W}})
+        if (m.contains(key))
+          if (auto v = per_stage(m[key], mp + key)) *slot = *v;
+      if (m.contains("cap") && !m["cap"].is_null())
+        if (auto v = per_stage(m["cap"], mp + "cap")) p.memory.cap = *v;
+    }
+    if (d_.error_count() != errors) return std::nullopt;
+    for (const ProblemError& e : validate(p)) {
+      std::string field = e.field;
+      std::replace(field.begin(), field.end(), '.', '/');
+      error(ptr + "/" + field, e.kind, e.message);
+    }
+    if (d_.error_count() != errors) return std::nullopt;
+    return p;
+  }
+
+  bool ranks(const ojson& j, Schedule& s) {
+    size_t errors = d_.error_count();
+    const Problem& p = s.problem;
+    if (!j.is_array()) {
+      error("/ranks", DiagKind::WrongType, "expected an array with one action list per rank, got " + type_name(j));
+      return false;
+    }
+    if (j.size() != static_cast<size_t>(p.ranks)) {
+      error("/ranks", DiagKind::BadValue,
+            "expected " + std::to_string(p.ranks) + " rank lists (problem/ranks), got " + std::to_string(j.size()));
+      return false;
+    }
+    for (size_t r = 0; r < j.size(); ++r) {
+      std::string rp = "/ranks/" + std::to_string(r);
+      if (!j[r].is_array()) {
+        error(rp, DiagKind::WrongType, "expected an array of action tokens, got " + type_name(j[r]));
+        continue;
+      }
+      std::vector<Action> order;
+      for (size_t i = 0; i < j[r].size(); ++i) {
+        std::string ip = rp + "/" + std::to_string(i);
+        if (d_.error_count() - errors >= 20) return false;
+        auto t = string(j[r][i], ip);
+        if (!t) continue;
+        auto a = parse_action(*t);
+        if (!a) {
+          error(ip, DiagKind::BadToken, "bad action token " + backtick(*t) + ", expected KIND<mb>.s<stage> such as `F3.s1` (KIND is F, B, W or BW)");
+          continue;
+        }
+        if (a->mb.value >= p.microbatches) {
+          error(ip, DiagKind::NoSuchMicrobatch,
+                backtick(*t) + " names microbatch " + std::to_string(a->mb.value) + ", the problem has microbatches 0.." +
+                    std::to_string(p.microbatches - 1));
+          continue;
+        }
+        if (a->stage.value >= p.num_stages()) {
+          error(ip, DiagKind::NoSuchStage,
+                backtick(*t) + " names stage " + std::to_string(a->stage.value) + ", the problem has stages 0.." +
+                    std::to_string(p.num_stages() - 1));
+          continue;
+        }
+        order.push_back(*a);
+      }
+      s.ranks.push_back(std::move(order));
+    }
+    return d_.error_count() == errors;
+  }
+
+  bool overlap(const ojson& j, Schedule& s) {
+    size_t errors = d_.error_count();
+    if (!j.is_array() || j.size() != s.ranks.size()) {
+      error("/overlap", DiagKind::WrongType,
+            "expected an array with one list of [i, i+1] pairs per rank (" + std::to_string(s.ranks.size()) + ")");
+      return false;
+    }
+    for (size_t r = 0; r < j.size(); ++r) {
+      std::string rp = "/overlap/" + std::to_string(r);
+      if (!j[r].is_array()) {
+        error(rp, DiagKind::WrongType, "expected an array of [i, i+1] pairs, got " + type_name(j[r]));
+        continue;
+      }
+      std::vector<int32_t> units;
+      for (size_t k = 0; k < j[r].size(); ++k) {
+        std::string kp = rp + "/" + std::to_string(k);
+        const ojson& pair = j[r][k];
+        if (!pair.is_array() || pair.size() != 2) {
+          error(kp, DiagKind::WrongType, "expected a pair [i, i+1], got " + type_name(pair));
+          continue;
+        }
+        auto a = integer(pair[0], kp + "/0"), b = integer(pair[1], kp + "/1");
+        if (!a || !b) continue;
+        int32_t n = static_cast<int32_t>(s.ranks[r].size());
+        if (*b != *a + 1 || *a < 0 || *b >= n) {
+          error(kp, DiagKind::BadOverlap,
+                "overlapped unit must be two consecutive positions [i, i+1] of rank " + std::to_string(r) + "'s " +
+                    std::to_string(n) + " actions, got [" + std::to_string(*a) + ", " + std::to_string(*b) + "]");
+          continue;
+        }
+        if (!units.empty() && *a <= units.back() + 1) {
+          error(kp, DiagKind::BadOverlap, "overlapped units must be sorted and disjoint");
+          continue;
+        }
+        units.push_back(*a);
+      }
+      s.overlap.push_back(std::move(units));
+    }
+    return d_.error_count() == errors;
+  }
+
+ private:
+  const SourceManager& sm_;
+  int32_t file_;
+  Diagnostics& d_;
+};
+
+// Reports duplicate keys, which nlohmann would silently collapse to the last one.
+struct DuplicateKeyFinder {
+  std::vector<std::set<std::string>> open;
+  std::vector<std::string> path;
+  std::vector<std::string> duplicates;  // JSON pointers of the second occurrences
+
+  bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::ordered_json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) open.emplace_back();
+    if (event == E::object_end && !open.empty()) open.pop_back();
+    if (event == E::key && !open.empty()) {
+      std::string key = parsed.get<std::string>();
+      if (!open.back().insert(key).second && duplicates.size() < 10) duplicates.push_back(key);
+    }
+    (void)depth;
+    return true;
+  }
+};
+
+}  // namespace
+
+SourceLoc locate_json(const SourceManager& sources, int32_t file, std::string_view pointer) {
+  return sources.loc_at(file, json_locate(sources.text(file), pointer));
+}
+
+std::string problem_json(const Problem& p) { return compact(problem_object(p)); }
+std::string metrics_json(const Metrics& m) { return compact(metrics_object(m)); }
+
+std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
+  std::string out = "{\n";
+  out += "  \"format\": \"schedc.schedule\",\n";
+  out += "  \"version\": 1,\n";
+  out += "  \"problem\": " + problem_json(s.problem) + ",\n";
+  out += "  \"ranks\": [";
+  for (size_t r = 0; r < s.ranks.size(); ++r) {
+    out += r ? ",\n    [" : "\n    [";
+    for (size_t i = 0; i < s.ranks[r].size(); ++i) {
+      if (i) out += ", ";
+      out += '"' + format_action(s.ranks[r][i]) + '"';
+    }
+    out += ']';
+  }
+  out += s.ranks.empty() ? "]" : "\n  ]";
+  if (s.has_overlap()) {
+    out += ",\n  \"overlap\": [";
+    for (size_t r = 0; r < s.ranks.size(); ++r) {
+      out += r ? ",\n    [" : "\n    [";
+      const auto& units = r < s.overlap.size() ? s.overlap[r] : std::vector<int32_t>{};
+      for (size_t k = 0; k < units.size(); ++k)
+        out += (k ? ", [" : "[") + std::to_string(units[k]) + ", " + std::to_string(units[k] + 1) + "]";
+      out += ']';
+    }
+    out += "\n  ]";
+  }
+  if (metrics) out += ",\n  \"metrics\": " + metrics_json(*metrics);
+  if (!s.provenance.empty()) {
+    ojson prov = ojson::parse(s.provenance);
+    out += ",\n  \"provenance\": " + compact(prov);
+  }
+  out += "\n}\n";
+  return out;
+}
+
+std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags) {
+  const std::string& text = sources.text(file);
+  DuplicateKeyFinder dups;
+  ojson doc;
+  try {
+    doc = ojson::parse(text, std::ref(dups), /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
+    size_t colon = what.find(": ");
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    diags.error(DiagKind::BadJson, sources.loc_at(file, offset), "malformed JSON: " + detail);
+    return std::nullopt;
+  }
+  Reader rd(sources, file, diags);
+  if (!dups.duplicates.empty()) {
+    for (const std::string& key : dups.duplicates) {
+      // The callback sees no positions; the key's second spelling in the text is where it repeats.
+      std::string needle = "\"" + key + "\"";
+      size_t first = text.find(needle);
+      size_t second = first == std::string::npos ? first : text.find(needle, first + 1);
+      diags.error(DiagKind::DuplicateKey, sources.loc_at(file, second == std::string::npos ? 0 : second),
+                  "duplicate key " + backtick(key));
+    }
+    return std::nullopt;
+  }
+  if (!rd.expect_object(doc, "", {"format", "version", "problem", "ranks", "overlap", "metrics", "provenance"}))
+    return std::nullopt;
+  size_t errors = diags.error_count();
+  for (const char* key : {"format", "version", "problem", "ranks"})
+    if (!doc.contains(key)) rd.error("", DiagKind::MissingKey, "missing key " + backtick(key));
+  if (diags.error_count() != errors) return std::nullopt;
+  if (doc["format"] != "schedc.schedule") {
+    rd.error("/format", DiagKind::BadFormatVersion, "expected format `schedc.schedule`, got `" + doc["format"].dump() + "`");
+    return std::nullopt;
+  }
+  if (doc["version"] != 1) {
+    rd.error("/version", DiagKind::BadFormatVersion, "unsupported version `" + doc["version"].dump() + "`, expected `1`");
+    return std::nullopt;
+  }
+  auto problem = rd.problem(doc["problem"], "/problem");
+  if (!problem) return std::nullopt;
+  Schedule s;
+  s.problem = std::move(*problem);
+  if (!rd.ranks(doc["ranks"], s)) return std::nullopt;
+  if (doc.contains("overlap") && !rd.overlap(doc["overlap"], s)) return std::nullopt;
+  return s;
+}
+
+}  // namespace schedc::ir

@@ -1,0 +1,30 @@
+#pragma once
+// Schedule JSON (DESIGN.md section 4): writing with a stable key order, strict reading that names
+// the JSON path (and file:line:col) of every problem.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/schedule.h"
+#include "ir/simulate.h"
+#include "support/diagnostics.h"
+#include "support/source.h"
+
+namespace schedc::ir {
+
+/// The whole document; `metrics` is included when given. Ends with a newline.
+std::string write_schedule_json(const Schedule& s, const Metrics* metrics);
+/// The `problem` object alone, on one line.
+std::string problem_json(const Problem& p);
+/// The metrics object alone, on one line (`schedc simulate --format json`).
+std::string metrics_json(const Metrics& m);
+
+/// Reads a schedule document held in `sources` as `file`. Malformed input gets diagnostics with
+/// the JSON path and returns nullopt; `metrics` and `provenance` are ignored.
+std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags);
+
+/// The location of the JSON value at `pointer` (e.g. "/ranks/1/4") in `file`.
+SourceLoc locate_json(const SourceManager& sources, int32_t file, std::string_view pointer);
+
+}  // namespace schedc::ir

@@ -1,0 +1,194 @@
+#include "ir/problem.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "support/numbers.h"
+
+namespace schedc::ir {
+
+std::string_view to_string(Direction d) { return d == Direction::Single ? "single" : "bidirectional"; }
+
+std::string_view to_string(PlacementKind p) {
+  switch (p) {
+    case PlacementKind::Looped: return "looped";
+    case PlacementKind::VShape: return "vshape";
+    case PlacementKind::Wave: return "wave";
+    case PlacementKind::Custom: return "custom";
+  }
+  return "looped";
+}
+
+std::string_view to_string(BackwardMode b) {
+  switch (b) {
+    case BackwardMode::Fused: return "fused";
+    case BackwardMode::Split: return "split";
+    case BackwardMode::Mixed: return "mixed";
+  }
+  return "split";
+}
+
+std::string_view to_string(Objective o) { return o == Objective::Makespan ? "makespan" : "max-span"; }
+
+std::optional<Direction> parse_direction(std::string_view s) {
+  if (s == "single") return Direction::Single;
+  if (s == "bidirectional") return Direction::Bidirectional;
+  return std::nullopt;
+}
+
+std::optional<PlacementKind> parse_placement(std::string_view s) {
+  if (s == "looped") return PlacementKind::Looped;
+  if (s == "vshape") return PlacementKind::VShape;
+  if (s == "wave") return PlacementKind::Wave;
+  if (s == "custom") return PlacementKind::Custom;
+  return std::nullopt;
+}
+
+std::optional<BackwardMode> parse_backward(std::string_view s) {
+  if (s == "fused") return BackwardMode::Fused;
+  if (s == "split") return BackwardMode::Split;
+  if (s == "mixed") return BackwardMode::Mixed;
+  return std::nullopt;
+}
+
+std::optional<Objective> parse_objective(std::string_view s) {
+  if (s == "makespan") return Objective::Makespan;
+  if (s == "max-span" || s == "max_span") return Objective::MaxSpan;
+  return std::nullopt;
+}
+
+double PerStage::max() const {
+  if (values.empty()) return uniform;
+  return *std::max_element(values.begin(), values.end());
+}
+
+int32_t Problem::direction_of(MbId mb) const {
+  if (direction == Direction::Single) return 0;
+  return mb.value < microbatches / 2 ? 0 : 1;
+}
+
+RankId Problem::rank_of(int32_t dir, StageId stage) const {
+  assert(stage.value >= 0 && stage.value < num_stages() && "stage out of range");
+  int32_t s = stage.value;
+  int32_t r = 0;
+  switch (placement) {
+    case PlacementKind::Looped: r = s % ranks; break;
+    case PlacementKind::VShape: r = s < ranks ? s : 2 * ranks - 1 - s; break;
+    case PlacementKind::Wave: r = (s / ranks) % 2 == 0 ? s % ranks : ranks - 1 - s % ranks; break;
+    case PlacementKind::Custom:
+      // Custom lists name the rank of every direction explicitly: no mirroring.
+      return RankId(stage_to_rank[static_cast<size_t>(dir)][static_cast<size_t>(s)]);
+  }
+  if (dir == 1) r = ranks - 1 - r;
+  return RankId(r);
+}
+
+std::optional<double> Problem::cap_of(RankId rank) const {
+  if (!memory.cap) return std::nullopt;
+  return memory.cap->at(rank.index());
+}
+
+namespace {
+
+void check_per_stage(const PerStage& v, size_t expected, const char* what, const std::string& field,
+                     bool non_negative, std::vector<ProblemError>& out) {
+  // Magnitudes stay below 1e6 so that fixed-point sums over millions of actions fit in int64.
+  auto bad = [&](double x) { return !std::isfinite(x) || (non_negative && x < 0) || std::abs(x) > kMaxMagnitude; };
+  if (v.is_uniform()) {
+    if (bad(v.uniform))
+      out.push_back({field, DiagKind::OutOfRange,
+                     "`" + field + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e6")) + "..1e6, got `" + format_number(v.uniform) + "`"});
+    return;
+  }
+  if (v.values.size() != expected) {
+    out.push_back({field, DiagKind::BadValue,
+                   "`" + field + "` needs one value per " + what + " (" + std::to_string(expected) + "), got " +
+                       std::to_string(v.values.size())});
+    return;
+  }
+  for (double x : v.values)
+    if (bad(x)) {
+      out.push_back({field, DiagKind::OutOfRange,
+                     "`" + field + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e6")) + "..1e6, got `" + format_number(x) + "`"});
+      return;
+    }
+}
+
+}  // namespace
+
+std::vector<ProblemError> validate(const Problem& p) {
+  std::vector<ProblemError> out;
+  auto range = [&](const char* field, int32_t v, int32_t lo, int32_t hi) {
+    if (v >= lo && v <= hi) return true;
+    out.push_back({field, DiagKind::OutOfRange,
+                   std::string("`") + field + "` must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                       ", got `" + std::to_string(v) + "`"});
+    return false;
+  };
+  bool sizes_ok = range("ranks", p.ranks, 1, kMaxRanks);
+  sizes_ok &= range("stages_per_rank", p.stages_per_rank, 1, kMaxStagesPerRank);
+  sizes_ok &= range("microbatches", p.microbatches, 1, kMaxMicrobatches);
+  if (!sizes_ok) return out;
+  int64_t actions = int64_t{3} * p.microbatches * p.num_stages();
+  if (actions > kMaxActions) {
+    out.push_back({"microbatches", DiagKind::OutOfRange,
+                   "the problem has " + std::to_string(actions) + " actions, more than the limit of " +
+                       std::to_string(kMaxActions)});
+    return out;
+  }
+  if (p.placement == PlacementKind::VShape && p.stages_per_rank != 2)
+    out.push_back({"stages_per_rank", DiagKind::BadValue,
+                   "placement `vshape` needs `stages_per_rank` = 2, got `" + std::to_string(p.stages_per_rank) + "`"});
+  if (p.placement == PlacementKind::Wave && p.stages_per_rank < 2)
+    out.push_back({"stages_per_rank", DiagKind::BadValue,
+                   "placement `wave` needs `stages_per_rank` >= 2, got `" + std::to_string(p.stages_per_rank) + "`"});
+  if (p.direction == Direction::Bidirectional && p.microbatches % 2 != 0)
+    out.push_back({"microbatches", DiagKind::BadValue,
+                   "direction `bidirectional` needs an even number of microbatches, got `" +
+                       std::to_string(p.microbatches) + "`"});
+  if (p.placement == PlacementKind::Custom) {
+    size_t dirs = static_cast<size_t>(p.num_directions());
+    if (p.stage_to_rank.size() != dirs) {
+      out.push_back({"stage_to_rank", DiagKind::BadValue,
+                     "placement `custom` needs `stage_to_rank` with " + std::to_string(dirs) +
+                         (dirs == 1 ? " list" : " lists (one per direction)") + ", got " +
+                         std::to_string(p.stage_to_rank.size())});
+    } else {
+      for (const auto& list : p.stage_to_rank) {
+        if (list.size() != static_cast<size_t>(p.num_stages())) {
+          out.push_back({"stage_to_rank", DiagKind::BadValue,
+                         "`stage_to_rank` needs one rank per stage (" + std::to_string(p.num_stages()) + "), got " +
+                             std::to_string(list.size())});
+          break;
+        }
+        auto bad = std::find_if(list.begin(), list.end(), [&](int32_t r) { return r < 0 || r >= p.ranks; });
+        if (bad != list.end()) {
+          out.push_back({"stage_to_rank", DiagKind::OutOfRange,
+                         "`stage_to_rank` entries must be ranks in 0.." + std::to_string(p.ranks - 1) + ", got `" +
+                             std::to_string(*bad) + "`"});
+          break;
+        }
+      }
+    }
+  } else if (!p.stage_to_rank.empty()) {
+    out.push_back({"stage_to_rank", DiagKind::BadValue,
+                   "`stage_to_rank` is only allowed with placement `custom`, got placement `" +
+                       std::string(to_string(p.placement)) + "`"});
+  }
+  size_t stages = static_cast<size_t>(p.num_stages());
+  check_per_stage(p.cost.F, stages, "stage", "cost.F", true, out);
+  check_per_stage(p.cost.B, stages, "stage", "cost.B", true, out);
+  check_per_stage(p.cost.W, stages, "stage", "cost.W", true, out);
+  if (p.cost.FB) check_per_stage(*p.cost.FB, stages, "stage", "cost.FB", true, out);
+  if (!std::isfinite(p.cost.comm) || p.cost.comm < 0 || p.cost.comm > kMaxMagnitude)
+    out.push_back({"cost.comm", DiagKind::OutOfRange,
+                   "`cost.comm` must be a number in 0..1e6, got `" + format_number(p.cost.comm) + "`"});
+  check_per_stage(p.memory.F, stages, "stage", "memory.F", false, out);
+  check_per_stage(p.memory.B, stages, "stage", "memory.B", false, out);
+  check_per_stage(p.memory.W, stages, "stage", "memory.W", false, out);
+  if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", "memory.cap", true, out);
+  return out;
+}
+
+}  // namespace schedc::ir

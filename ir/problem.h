@@ -1,0 +1,115 @@
+#pragma once
+// ir::Problem: what a pipeline schedule must solve (DESIGN.md section 3, normative). Ranks,
+// stages, microbatches, directions, placement, backward mode, costs, memory and objective.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/diagnostics.h"
+#include "support/strong_id.h"
+
+namespace schedc::ir {
+
+using RankId = StrongId<struct RankTag>;
+using StageId = StrongId<struct StageTag>;
+/// A microbatch index in 0..m-1 (for bidirectional problems 0..m/2-1 take direction 0).
+using MbId = StrongId<struct MbTag>;
+
+enum class Direction { Single, Bidirectional };
+enum class PlacementKind { Looped, VShape, Wave, Custom };
+enum class BackwardMode { Fused, Split, Mixed };
+enum class Objective { Makespan, MaxSpan };
+
+std::string_view to_string(Direction d);
+std::string_view to_string(PlacementKind p);
+std::string_view to_string(BackwardMode b);
+/// "makespan" or "max-span" (the spelling of the language, the JSON format and the CLI).
+std::string_view to_string(Objective o);
+std::optional<Direction> parse_direction(std::string_view s);
+std::optional<PlacementKind> parse_placement(std::string_view s);
+std::optional<BackwardMode> parse_backward(std::string_view s);
+/// Accepts "makespan", "max-span" and "max_span".
+std::optional<Objective> parse_objective(std::string_view s);
+
+/// A number that is uniform, or given per stage (per rank for the memory cap).
+struct PerStage {
+  double uniform = 0;
+  std::vector<double> values;  // empty: uniform
+
+  static PerStage of(double v) { return PerStage{v, {}}; }
+  static PerStage list(std::vector<double> v) { return PerStage{0, std::move(v)}; }
+  bool is_uniform() const { return values.empty(); }
+  double at(size_t i) const { return values.empty() ? uniform : values[i]; }
+  double max() const;
+  bool operator==(const PerStage&) const = default;
+};
+
+/// Durations in abstract time units (the simulator's unit; the runtime maps them to ms).
+struct CostModel {
+  PerStage F = PerStage::of(1);
+  PerStage B = PerStage::of(1);  // input-gradient backward; a fused BW costs B + W
+  PerStage W = PerStage::of(1);  // weight-gradient backward
+  double comm = 0;               // latency of a dependency between two ranks
+  std::optional<PerStage> FB;    // overlapped F&B unit, indexed by the forward's stage
+  bool operator==(const CostModel&) const = default;
+};
+
+/// Activation-memory deltas per action; a fused BW frees what its F added (-F).
+struct MemoryModel {
+  PerStage F = PerStage::of(1);
+  PerStage B = PerStage::of(-0.5);
+  PerStage W = PerStage::of(-0.5);
+  std::optional<PerStage> cap;  // per rank when not uniform; none = unlimited
+  bool operator==(const MemoryModel&) const = default;
+};
+
+struct Problem {
+  int32_t ranks = 1;
+  int32_t stages_per_rank = 1;
+  int32_t microbatches = 1;
+  Direction direction = Direction::Single;
+  PlacementKind placement = PlacementKind::Looped;
+  /// Custom placement only: one stage -> rank list per direction.
+  std::vector<std::vector<int32_t>> stage_to_rank;
+  BackwardMode backward = BackwardMode::Split;
+  CostModel cost;
+  MemoryModel memory;
+  Objective objective = Objective::Makespan;
+
+  bool operator==(const Problem&) const = default;
+
+  int32_t num_stages() const { return ranks * stages_per_rank; }
+  int32_t num_directions() const { return direction == Direction::Bidirectional ? 2 : 1; }
+  /// 0 for single-direction problems; for bidirectional ones microbatches m/2.. take direction 1.
+  int32_t direction_of(MbId mb) const;
+  /// The rank that runs `stage` for microbatches of `direction` (DESIGN section 3 placements).
+  RankId rank_of(int32_t direction, StageId stage) const;
+  RankId rank_of(MbId mb, StageId stage) const { return rank_of(direction_of(mb), stage); }
+  /// The memory cap of a rank, or nullopt when unlimited.
+  std::optional<double> cap_of(RankId rank) const;
+};
+
+/// One semantic error in a problem, located by the field it concerns ("stages_per_rank",
+/// "memory.cap", "cost.F", ...) so that each reader can point at its own source location.
+struct ProblemError {
+  std::string field;
+  DiagKind kind;
+  std::string message;
+};
+
+/// Checks ranges and consistency (e.g. `vshape` needs 2 stages per rank, bidirectional needs an
+/// even microbatch count, per-stage lists have one value per stage). Empty when valid.
+std::vector<ProblemError> validate(const Problem& problem);
+
+/// Upper limits that keep every phase's memory bounded on hostile input.
+inline constexpr int32_t kMaxRanks = 1024;
+inline constexpr int32_t kMaxStagesPerRank = 64;
+inline constexpr int32_t kMaxMicrobatches = 65536;
+inline constexpr int64_t kMaxActions = 4'000'000;
+/// Largest magnitude of a cost or memory value.
+inline constexpr double kMaxMagnitude = 1e6;
+
+}  // namespace schedc::ir

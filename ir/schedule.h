@@ -1,0 +1,70 @@
+#pragma once
+// ir::Schedule: the ordered actions of every rank, plus overlapped F&B units; and the dependency
+// relation of DESIGN.md section 3 evaluated against a schedule.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/SmallVector.h>
+
+#include "ir/action.h"
+#include "ir/problem.h"
+
+namespace schedc::ir {
+
+struct Schedule {
+  Problem problem;
+  /// ranks[r] is rank r's order.
+  std::vector<std::vector<Action>> ranks;
+  /// Per rank, the sorted first indices i of overlapped F&B units (i, i+1); may be empty.
+  std::vector<std::vector<int32_t>> overlap;
+  /// Where the schedule came from, as the text of a JSON object (written, never read).
+  std::string provenance;
+
+  bool has_overlap() const;
+  /// True when position `i` of `rank` starts an overlapped unit.
+  bool overlap_starts_at(size_t rank, int32_t i) const;
+  size_t num_actions() const;
+};
+
+/// Where each action of a schedule is (the first occurrence when an action is duplicated).
+class ScheduleIndex {
+ public:
+  struct Pos {
+    int32_t rank = -1;
+    int32_t index = -1;
+    bool found() const { return rank >= 0; }
+  };
+
+  explicit ScheduleIndex(const Schedule& s);
+  /// Position of an in-range action.
+  Pos find(Action a) const { return pos_[action_id(*problem_, a).index()]; }
+  bool contains(Action a) const { return find(a).found(); }
+  /// The action that produces the input gradient of (mb, stage) in this schedule: B when present,
+  /// else BW; when neither is present, the kind the backward mode implies.
+  Action backward_of(MbId mb, StageId stage) const;
+
+ private:
+  const Problem* problem_;
+  std::vector<Pos> pos_;
+};
+
+/// The actions `a` waits for (DESIGN section 3): F after the previous stage's F; B/BW after the
+/// same stage's F and the next stage's backward; W after its B.
+llvm::SmallVector<Action, 2> dependencies(const Problem& p, Action a, const ScheduleIndex& index);
+
+/// Latency added to the dependency `from` -> `to`: `comm` when their ranks differ, else 0.
+double dependency_lag(const Problem& p, Action from, Action to);
+
+/// Fixed-point scale (a power of ten, at most 1e6) at which every given value is an integer, so
+/// that the simulator and solver compute exactly for decimal inputs.
+int64_t exact_scale(const std::vector<double>& values);
+/// Scale for every cost of the problem (F, B, W, FB, comm).
+int64_t time_scale(const Problem& p);
+/// Scale for every memory value of the problem (deltas and caps).
+int64_t memory_scale(const Problem& p);
+/// `value` in units of 1/scale, rounded to the nearest integer.
+int64_t to_fixed(double value, int64_t scale);
+
+}  // namespace schedc::ir

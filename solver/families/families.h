@@ -1,0 +1,45 @@
+#pragma once
+// Known schedule families (GPipe, 1F1B, interleaved 1F1B, ZB-H1/H2, ZB-V, V-Half/V-Min, Chimera,
+// DualPipe, DualPipeV, ...): one generator per family, registered in one table.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/params.h"
+#include "ir/problem.h"
+#include "ir/schedule.h"
+#include "support/diagnostics.h"
+
+namespace schedc::solver {
+
+/// What a family needs of the problem, and the values it picks for fields the user left open.
+struct FamilyInfo {
+  std::string name;         // exactly as users type it: "zb-h1"
+  std::string summary;      // one line
+  std::string constraints;  // one line, e.g. "pp even, microbatches >= 2*pp, vpp = 1"
+  std::string params;       // one line, e.g. "group_size (default pp)"; "" when none
+  ir::BackwardMode backward = ir::BackwardMode::Fused;
+  ir::Direction direction = ir::Direction::Single;
+  ir::PlacementKind placement = ir::PlacementKind::Looped;
+  int32_t stages_per_rank = 1;  // 0: any
+};
+
+/// Every family, in a stable order (the order `schedc families` prints).
+const std::vector<FamilyInfo>& families();
+const FamilyInfo* find_family(std::string_view name);
+
+/// Fills the problem fields the user did not set (`given` holds the set ones, by the field names
+/// of frontend::Spec::given: "backward", "direction", "placement", "stages_per_rank") with the
+/// family's choices.
+void apply_family_defaults(const FamilyInfo& family, const std::vector<std::string>& given, ir::Problem& p);
+
+/// Generates the family's schedule for `p`. A problem that breaks a constraint of the family, a bad
+/// parameter, or a memory cap the family cannot meet is reported at `loc` (kinds
+/// family-constraint, family-param, cap-infeasible; the latter names the smallest cap the family
+/// needs). Every returned schedule has passed ir::verify.
+std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Problem& p, const ir::Params& params,
+                                            SourceLoc loc, Diagnostics& diags);
+
+}  // namespace schedc::solver

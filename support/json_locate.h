@@ -1,0 +1,14 @@
+#pragma once
+// Maps a JSON pointer (e.g. "/ranks/2/5") to its byte offset in the document text, so that errors
+// found after nlohmann has parsed a document can still point at `file:line:col`.
+
+#include <cstddef>
+#include <string_view>
+
+namespace schedc {
+
+/// Offset of the value at `pointer` in `text`; the deepest existing ancestor's offset when the
+/// path does not exist all the way, and 0 for an unreadable document.
+size_t json_locate(std::string_view text, std::string_view pointer);
+
+}  // namespace schedc

@@ -1,0 +1,38 @@
+// `schedc check SPEC`: parse and validate a spec; nothing else.
+
+#include <iostream>
+
+#include "tools/schedc/commands.h"
+#include "tools/schedc/driver.h"
+
+namespace schedc::driver {
+
+void add_check_command(CLI::App& app, int& rc) {
+  struct Opts {
+    std::string path;
+    ProblemFlags problem;
+  };
+  auto opts = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
+  cmd->add_option("spec", opts->path, "the .sched or schedule .json file")->required();
+  opts->problem.add_to(*cmd);
+  cmd->callback([opts, &rc] {
+    Session s;
+    auto in = load_input(s, opts->path, opts->problem);
+    if (in) {
+      auto errors = ir::validate(in->spec.problem);
+      for (const auto& e : errors) s.diags.error(e.kind, in->spec.loc_of(e.field), e.message);
+    }
+    if (!in || s.diags.has_errors()) {
+      rc = s.finish(kInputError);
+      return;
+    }
+    const ir::Problem& p = in->spec.problem;
+    std::cout << opts->path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, "
+              << p.microbatches << " microbatches, " << ir::to_string(p.direction) << ", "
+              << ir::to_string(p.placement) << ", backward " << ir::to_string(p.backward) << "\n";
+    rc = s.finish(kOk);
+  });
+}
+
+}  // namespace schedc::driver

@@ -1,0 +1,45 @@
+// `schedc schedule SPEC [--family NAME | --solve] [--format F] [-o FILE]`: produce the schedule in
+// one of the output formats.
+
+#include "codegen/emit.h"
+#include "ir/json_io.h"
+#include "tools/schedc/commands.h"
+#include "tools/schedc/driver.h"
+
+namespace schedc::driver {
+
+void add_schedule_command(CLI::App& app, int& rc) {
+  struct Opts {
+    std::string path, format = "json", output;
+    ProblemFlags problem;
+    ScheduleFlags schedule;
+  };
+  auto opts = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
+  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
+  cmd->add_option("--format", opts->format, "json | torch-csv | text | perfetto | svg")
+      ->check(CLI::IsMember({"json", "torch-csv", "text", "perfetto", "svg"}));
+  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
+  opts->problem.add_to(*cmd);
+  opts->schedule.add_to(*cmd);
+  cmd->callback([opts, &rc] {
+    Session s;
+    auto in = load_input(s, opts->path, opts->problem);
+    auto sched = in ? obtain_schedule(s, *in, opts->schedule) : std::nullopt;
+    if (!sched) {
+      rc = s.finish(kInputError);
+      return;
+    }
+    ir::Timeline t = simulate_verified(*sched);
+    std::string out;
+    const std::string& f = opts->format;
+    if (f == "json") out = ir::write_schedule_json(*sched, &t.metrics);
+    else if (f == "torch-csv") out = codegen::emit_torch_csv(*sched);
+    else if (f == "text") out = codegen::emit_text(*sched, t);
+    else if (f == "perfetto") out = codegen::emit_perfetto(*sched, t);
+    else if (f == "svg") out = codegen::emit_svg(*sched, t);
+    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+  });
+}
+
+}  // namespace schedc::driver

@@ -1,0 +1,57 @@
+// `schedc simulate SPEC|SCHEDULE.json [--format text|json]`: the metrics of DESIGN section 3.
+
+#include <iomanip>
+#include <sstream>
+
+#include "ir/json_io.h"
+#include "support/numbers.h"
+#include "tools/schedc/commands.h"
+#include "tools/schedc/driver.h"
+
+namespace schedc::driver {
+
+namespace {
+
+std::string metrics_text(const ir::Metrics& m) {
+  std::ostringstream os;
+  os << "makespan          " << format_number(m.makespan) << "\n";
+  os << "bubble_ratio      " << format_number(m.bubble_ratio) << "\n";
+  os << "max_rank_span     " << format_number(m.max_rank_span) << "\n";
+  os << "span_bubble_rate  " << format_number(m.span_bubble_rate) << "\n";
+  os << "rank  busy        peak_memory\n";
+  for (size_t r = 0; r < m.busy.size(); ++r)
+    os << std::left << std::setw(6) << r << std::setw(12) << format_number(m.busy[r])
+       << format_number(m.peak_memory[r]) << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, int& rc) {
+  struct Opts {
+    std::string path, format = "text", output;
+    ProblemFlags problem;
+    ScheduleFlags schedule;
+  };
+  auto opts = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("simulate", "simulate a schedule and print its metrics");
+  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
+  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
+  opts->problem.add_to(*cmd);
+  opts->schedule.add_to(*cmd);
+  cmd->callback([opts, &rc] {
+    Session s;
+    auto in = load_input(s, opts->path, opts->problem);
+    auto sched = in ? obtain_schedule(s, *in, opts->schedule) : std::nullopt;
+    if (!sched) {
+      rc = s.finish(kInputError);
+      return;
+    }
+    ir::Timeline t = simulate_verified(*sched);
+    std::string out = opts->format == "json" ? ir::metrics_json(t.metrics) + "\n" : metrics_text(t.metrics);
+    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+  });
+}
+
+}  // namespace schedc::driver

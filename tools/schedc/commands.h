@@ -1,0 +1,17 @@
+#pragma once
+// One function per `schedc` command: each adds its subcommand to the app and, when run, stores
+// the exit code in `rc`.
+
+#include <CLI/CLI.hpp>
+
+namespace schedc::driver {
+
+void add_check_command(CLI::App& app, int& rc);
+void add_verify_command(CLI::App& app, int& rc);
+void add_simulate_command(CLI::App& app, int& rc);
+void add_show_command(CLI::App& app, int& rc);
+void add_schedule_command(CLI::App& app, int& rc);
+void add_import_command(CLI::App& app, int& rc);
+void add_families_command(CLI::App& app, int& rc);
+
+}  // namespace schedc::driver

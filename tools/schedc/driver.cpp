@@ -1,0 +1,346 @@
+#include "tools/schedc/driver.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "codegen/torch_csv.h"
+#include "ir/json_io.h"
+#include "solver/families/families.h"
+#include "support/numbers.h"
+
+namespace schedc::driver {
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "1" or "1:2:3" (one value per stage or rank).
+ir::PerStage parse_values(const std::string& flag, const std::string& key, const std::string& text, bool allow_none,
+                          std::optional<ir::PerStage>* optional_out) {
+  if (allow_none && text == "none") {
+    *optional_out = std::nullopt;
+    return {};
+  }
+  ir::PerStage v;
+  std::stringstream ss(text);
+  std::string part;
+  std::vector<double> values;
+  while (std::getline(ss, part, ':')) {
+    auto x = parse_number(part);
+    if (!x) throw CommandLineError{"--" + flag + ": `" + key + "` needs a number or numbers separated by `:`, got `" + text + "`"};
+    values.push_back(*x);
+  }
+  if (values.empty()) throw CommandLineError{"--" + flag + ": `" + key + "` needs a value"};
+  if (values.size() == 1) v = ir::PerStage::of(values[0]);
+  else v = ir::PerStage::list(values);
+  if (optional_out) *optional_out = v;
+  return v;
+}
+
+// Applies "K=V,K=V" pairs; `apply_one` returns false for an unknown key.
+template <class Fn>
+void for_each_pair(const std::string& flag, const std::string& text, const char* keys, Fn apply_one) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw CommandLineError{"--" + flag + ": expected KEY=VALUE pairs separated by `,`, got `" + item + "`"};
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!apply_one(key, value))
+      throw CommandLineError{"--" + flag + ": unknown key `" + key + "`, expected one of " + keys};
+  }
+}
+
+template <class T>
+T parse_enum(const std::string& flag, const std::string& text, std::optional<T> (*parse)(std::string_view),
+             const char* allowed) {
+  auto v = parse(text);
+  if (!v) throw CommandLineError{"--" + flag + ": expected " + std::string(allowed) + ", got `" + text + "`"};
+  return *v;
+}
+
+}  // namespace
+
+void ProblemFlags::add_to(CLI::App& cmd) {
+  cmd.add_option("--pp", pp, "number of ranks (pipeline stages' devices)")->group("Problem");
+  cmd.add_option("--vpp", vpp, "stages per rank")->group("Problem");
+  cmd.add_option("--microbatches,-m", microbatches, "number of microbatches")->group("Problem");
+  cmd.add_option("--direction", direction, "single | bidirectional")->group("Problem");
+  cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
+  cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
+  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2")->group("Problem");
+  cmd.add_option("--memory", memory, "F=1,B=-0.5,W=-0.5[,cap=x|none]; per-rank cap as 4:4:3:3")->group("Problem");
+  cmd.add_option("--objective", objective, "makespan | max-span")->group("Problem");
+}
+
+bool ProblemFlags::any() const {
+  return pp || vpp || microbatches || direction || placement || backward || cost || memory || objective;
+}
+
+void ProblemFlags::apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const {
+  auto mark = [&](const std::string& field) { given[field] = SourceLoc{}; };
+  if (pp) p.ranks = *pp, mark("ranks");
+  if (vpp) p.stages_per_rank = *vpp, mark("stages_per_rank");
+  if (microbatches) p.microbatches = *microbatches, mark("microbatches");
+  if (direction)
+    p.direction = parse_enum("direction", *direction, ir::parse_direction, "`single` or `bidirectional`"), mark("direction");
+  if (placement) {
+    p.placement = parse_enum("placement", *placement, ir::parse_placement, "`looped`, `vshape` or `wave`");
+    if (p.placement == ir::PlacementKind::Custom)
+      throw CommandLineError{"--placement: `custom` needs `stage_to_rank`, which only a spec file can give"};
+    p.stage_to_rank.clear();
+    mark("placement");
+  }
+  if (backward) p.backward = parse_enum("backward", *backward, ir::parse_backward, "`fused`, `split` or `mixed`"), mark("backward");
+  if (objective)
+    p.objective = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`"), mark("objective");
+  if (cost)
+    for_each_pair("cost", *cost, "F, B, W, comm, FB", [&](const std::string& k, const std::string& v) {
+      if (k == "F") p.cost.F = parse_values("cost", k, v, false, nullptr);
+      else if (k == "B") p.cost.B = parse_values("cost", k, v, false, nullptr);
+      else if (k == "W") p.cost.W = parse_values("cost", k, v, false, nullptr);
+      else if (k == "FB") p.cost.FB = parse_values("cost", k, v, false, nullptr);
+      else if (k == "comm") {
+        auto x = parse_number(v);
+        if (!x) throw CommandLineError{"--cost: `comm` needs a number, got `" + v + "`"};
+        p.cost.comm = *x;
+      } else return false;
+      mark("cost." + k);
+      return true;
+    });
+  if (memory)
+    for_each_pair("memory", *memory, "F, B, W, cap", [&](const std::string& k, const std::string& v) {
+      if (k == "F") p.memory.F = parse_values("memory", k, v, false, nullptr);
+      else if (k == "B") p.memory.B = parse_values("memory", k, v, false, nullptr);
+      else if (k == "W") p.memory.W = parse_values("memory", k, v, false, nullptr);
+      else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap);
+      else return false;
+      mark("memory." + k);
+      return true;
+    });
+}
+
+void ScheduleFlags::add_to(CLI::App& cmd) {
+  cmd.add_option("--family", family, "generate the schedule of a known family (see `schedc families`)")
+      ->group("Schedule");
+  cmd.add_flag("--solve", solve, "synthesize the schedule with the solver")->group("Schedule");
+  cmd.add_option("--time-limit", time_limit, "solver time limit in seconds (default 60)")->group("Schedule");
+  cmd.add_flag("--deterministic", deterministic, "solver uses resource limits, not wall time")->group("Schedule");
+  cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
+}
+
+int Session::finish(int code) {
+  std::cout.flush();
+  diags.print(std::cerr);
+  return code;
+}
+
+int32_t Session::read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    diags.error(DiagKind::Io, {}, "cannot read " + backtick(path) + ": it is a directory");
+    return -1;
+  }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    diags.error(DiagKind::Io, {}, "cannot read " + backtick(path) + ": no such file or not readable");
+    return -1;
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return sources.add(path, ss.str());
+}
+
+namespace {
+
+// Every problem field a JSON schedule or torch-csv import fixes.
+void mark_all_given(Input& in) {
+  for (const char* f : {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
+                        "backward", "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F",
+                        "memory.B", "memory.W", "memory.cap"})
+    in.spec.given.emplace(f, SourceLoc{in.file, 0, 0});
+}
+
+void report_problem_errors(Session& s, const Input& in, const std::vector<ir::ProblemError>& errors) {
+  for (const ir::ProblemError& e : errors) {
+    SourceLoc loc = in.spec.loc_of(e.field);
+    s.diags.error(e.kind, loc, e.message);
+  }
+}
+
+}  // namespace
+
+std::optional<Input> load_input(Session& s, const std::string& path, const ProblemFlags& flags) {
+  Input in;
+  if (path.empty()) {
+    in.kind = Input::Kind::FlagsOnly;
+  } else {
+    in.file = s.read_file(path);
+    if (in.file < 0) return std::nullopt;
+    in.spec.file = in.file;
+    if (ends_with(path, ".json")) {
+      in.kind = Input::Kind::ScheduleJson;
+      auto sched = ir::read_schedule_json(s.sources, in.file, s.diags);
+      if (!sched) return std::nullopt;
+      in.spec.problem = sched->problem;
+      in.spec.schedule.kind = frontend::SourceKind::Explicit;
+      in.spec.schedule.ranks = std::move(sched->ranks);
+      in.spec.schedule.overlap = std::move(sched->overlap);
+      mark_all_given(in);
+    } else if (ends_with(path, ".csv")) {
+      in.kind = Input::Kind::TorchCsv;
+      ir::Problem base;
+      std::map<std::string, SourceLoc> given;
+      flags.apply(base, given);
+      auto sched = codegen::import_torch_csv(s.sources, in.file, base, given, s.diags);
+      if (!sched) return std::nullopt;
+      in.spec.problem = sched->problem;
+      in.spec.schedule.kind = frontend::SourceKind::Explicit;
+      in.spec.schedule.ranks = std::move(sched->ranks);
+      in.spec.schedule.overlap = std::move(sched->overlap);
+      mark_all_given(in);
+      return in;  // the flags were applied by the importer
+    } else {
+      in.kind = Input::Kind::Spec;
+      auto spec = frontend::parse_spec(s.sources, in.file, s.diags);
+      if (!spec) return std::nullopt;
+      in.spec = std::move(*spec);
+    }
+  }
+  if (flags.any() || in.kind == Input::Kind::FlagsOnly) {
+    flags.apply(in.spec.problem, in.spec.given);
+  }
+  return in;
+}
+
+namespace {
+
+std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string& name, const ir::Params& params,
+                                        SourceLoc loc) {
+  const solver::FamilyInfo* fam = solver::find_family(name);
+  if (!fam) {
+    std::string known;
+    for (const auto& f : solver::families()) known += (known.empty() ? "" : ", ") + f.name;
+    s.diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
+    return std::nullopt;
+  }
+  std::vector<std::string> given;
+  for (const auto& [k, v] : in.spec.given) given.push_back(k);
+  solver::apply_family_defaults(*fam, given, in.spec.problem);
+  auto errors = ir::validate(in.spec.problem);
+  if (!errors.empty()) {
+    report_problem_errors(s, in, errors);
+    return std::nullopt;
+  }
+  return solver::generate_family(name, in.spec.problem, params, loc, s.diags);
+}
+
+}  // namespace
+
+std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags) {
+  auto errors = ir::validate(in.spec.problem);
+  if (!errors.empty() && !flags.family) {
+    report_problem_errors(s, in, errors);
+    return std::nullopt;
+  }
+  std::optional<ir::Schedule> sched;
+  const frontend::ScheduleSource& src = in.spec.schedule;
+  if (flags.family && flags.solve) throw CommandLineError{"--family and --solve exclude each other"};
+  if (flags.family) {
+    sched = from_family(s, in, *flags.family, {}, SourceLoc{});
+  } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
+    s.diags.error(DiagKind::Unsupported, src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{},
+                  "the solver is not available in this build");
+    return std::nullopt;
+  } else if (src.kind == frontend::SourceKind::Family) {
+    sched = from_family(s, in, src.family, src.params, src.loc);
+  } else if (src.kind == frontend::SourceKind::Explicit) {
+    ir::Schedule x;
+    x.problem = in.spec.problem;
+    x.ranks = src.ranks;
+    x.overlap = src.overlap;
+    x.provenance = R"({"source": "explicit"})";
+    sched = std::move(x);
+  } else {
+    s.diags.error(DiagKind::NoSchedule, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},
+                  in.kind == Input::Kind::FlagsOnly
+                      ? "no schedule to work on: give a spec or schedule file, or --family NAME, or --solve"
+                      : "the spec has no `schedule`: add `schedule = family NAME`, `schedule = solve` or "
+                        "`schedule = explicit {...}`, or pass --family NAME or --solve");
+    return std::nullopt;
+  }
+  if (!sched) return std::nullopt;
+  auto issues = ir::verify(*sched);
+  if (!issues.empty()) {
+    report_verify_issues(s, in, *sched, issues);
+    return std::nullopt;
+  }
+  return sched;
+}
+
+void report_verify_issues(Session& s, const Input& in, const ir::Schedule& sched,
+                          const std::vector<ir::VerifyIssue>& issues) {
+  const frontend::ScheduleSource& src = in.spec.schedule;
+  bool explicit_source = src.kind == frontend::SourceKind::Explicit;
+  for (const ir::VerifyIssue& issue : issues) {
+    SourceLoc loc;
+    std::string where;
+    if (issue.rank >= 0 && issue.position >= 0 && explicit_source) {
+      size_t r = static_cast<size_t>(issue.rank), i = static_cast<size_t>(issue.position);
+      if (in.kind == Input::Kind::ScheduleJson)
+        loc = ir::locate_json(s.sources, in.file, "/ranks/" + std::to_string(r) + "/" + std::to_string(i));
+      else if (r < src.token_locs.size() && i < src.token_locs[r].size())
+        loc = src.token_locs[r][i];
+    }
+    if (!loc.has_line() && issue.rank >= 0 && issue.position >= 0)
+      where = "rank " + std::to_string(issue.rank) + " position " + std::to_string(issue.position) + ": ";
+    if (!loc.has_file() && in.file >= 0) loc = SourceLoc{in.file, 0, 0};
+    s.diags.error(issue.kind, loc, where + issue.message);
+    if (issue.rank >= 0 && issue.position >= 0)
+      s.diags.note(SourceLoc{loc.file, 0, 0}, "rank " + std::to_string(issue.rank) + "'s order, position " +
+                                    std::to_string(issue.position) + " marked:\n" +
+                                    ir::render_order(sched, issue.rank, issue.position));
+  }
+}
+
+ir::Timeline simulate_verified(const ir::Schedule& sched) {
+  ir::SimResult r = ir::simulate(sched);
+  if (!r.timeline) throw std::logic_error("a verified schedule did not complete in simulation");
+  return std::move(*r.timeline);
+}
+
+bool write_output(Session& s, const std::string& path, const std::string& content) {
+  if (path.empty() || path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    return true;
+  }
+  std::filesystem::path target(path);
+  std::filesystem::path tmp = target;
+  tmp += ".schedc-tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !(f << content) || !(f.flush())) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path));
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path) + ": " + ec.message());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace schedc::driver

@@ -1,0 +1,93 @@
+#pragma once
+// The driver's shared steps: load a spec, schedule JSON or torch-csv; apply the problem flags;
+// obtain the schedule the input asks for; verify it; write outputs atomically. Each command
+// (cmd_*.cpp) is a short list of these calls.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "frontend/spec.h"
+#include "ir/schedule.h"
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "support/diagnostics.h"
+#include "support/source.h"
+
+namespace schedc::driver {
+
+/// Exit codes (DESIGN section 5).
+enum ExitCode : int { kOk = 0, kInputError = 1, kBadCommandLine = 2, kInternalError = 3 };
+
+/// Thrown below main for a bad command line (exit code 2) detected after CLI11 parsing.
+struct CommandLineError {
+  std::string message;
+};
+
+/// The problem flags every command that takes a problem accepts; they override the spec.
+struct ProblemFlags {
+  std::optional<int> pp, vpp, microbatches;
+  std::optional<std::string> direction, placement, backward, cost, memory, objective;
+
+  void add_to(CLI::App& cmd);
+  bool any() const;
+  /// Applies the set flags to `p` and records them in `given`. Throws CommandLineError on a value
+  /// that cannot be parsed.
+  void apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const;
+};
+
+/// How to get the schedule when the input does not fix it: `--family NAME` or `--solve`.
+struct ScheduleFlags {
+  std::optional<std::string> family;
+  bool solve = false;
+  std::optional<double> time_limit;
+  bool deterministic = false;
+  bool quiet = false;
+
+  void add_to(CLI::App& cmd);
+};
+
+/// One run of the compiler: the source files and the diagnostics about them.
+struct Session {
+  SourceManager sources;
+  Diagnostics diags{&sources};
+
+  /// Prints the diagnostics to stderr and returns `code`.
+  int finish(int code);
+  /// Reads a file into `sources`; reports `io` and returns -1 when it cannot be read.
+  int32_t read_file(const std::string& path);
+};
+
+/// What a command's positional input turned out to be.
+struct Input {
+  enum class Kind { Spec, ScheduleJson, TorchCsv, FlagsOnly };
+  Kind kind = Kind::FlagsOnly;
+  int32_t file = -1;
+  /// For every kind, the spec view: problem, given fields, schedule source, expectations.
+  /// (A schedule JSON's orders become an explicit source; flags-only inputs have no source.)
+  frontend::Spec spec;
+};
+
+/// Loads `path` (by extension: .json schedule, .csv torch-csv, anything else a .sched spec; an
+/// empty path means flags only) and applies the problem flags. Returns nullopt after reporting.
+std::optional<Input> load_input(Session& s, const std::string& path, const ProblemFlags& flags);
+
+/// The schedule the input asks for (explicit / family / solve, or the flags' `--family` /
+/// `--solve`), verified. Verification failures are reported at the offending token.
+std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags);
+
+/// Reports verifier issues as diagnostics, located at the token when the input has one.
+void report_verify_issues(Session& s, const Input& in, const ir::Schedule& sched,
+                          const std::vector<ir::VerifyIssue>& issues);
+
+/// Simulates a verified schedule (a deadlock here is an internal error).
+ir::Timeline simulate_verified(const ir::Schedule& sched);
+
+/// Writes `content` to `path` atomically (temporary file + rename), or to stdout when `path` is
+/// empty or "-". Reports `io` on failure.
+bool write_output(Session& s, const std::string& path, const std::string& content);
+
+}  // namespace schedc::driver
