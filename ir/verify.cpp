@@ -142,16 +142,19 @@ class Verifier {
         if (has_b && !has_w) missing(W(mb, st), " (its " + tok(B(mb, st)) + " is present)");
         if (!has_b && has_w) missing(B(mb, st), " (its " + tok(W(mb, st)) + " is present)");
         if (!has_b && !has_w) {
-          if (p_.backward == BackwardMode::Mixed)
+          if (p_.backward == BackwardMode::Mixed) {
             missing(B(mb, st), " (a mixed backward needs " + tok(BW(mb, st)) + ", or " + tok(B(mb, st)) +
                                    " and " + tok(W(mb, st)) + ")");
-          else
-            missing(B(mb, st), ""), missing(W(mb, st), "");
+          } else {
+            missing(B(mb, st), "");
+            missing(W(mb, st), "");
+          }
         }
       }
   }
 
   void check_overlap() {
+    ScheduleIndex index(s_);
     for (size_t r = 0; r < s_.overlap.size(); ++r) {
       const auto& units = s_.overlap[r];
       const auto& order = s_.ranks[r];
@@ -175,9 +178,16 @@ class Verifier {
         prev_end = i + 1;
         Action a = order[static_cast<size_t>(i)], b = order[static_cast<size_t>(i + 1)];
         bool ok = (a.kind == ActionKind::F && is_backward(b.kind)) || (b.kind == ActionKind::F && is_backward(a.kind));
-        if (!ok)
+        if (!ok) {
           add(DiagKind::BadOverlap, rank, i, a,
               "overlapped unit (" + tok(a) + ", " + tok(b) + ") must be one forward and one `B` or `BW`");
+          continue;
+        }
+        for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
+          for (Action d : dependencies(p_, x, index))
+            if (d == y)
+              add(DiagKind::BadOverlap, rank, i, x,
+                  tok(x) + " depends on " + tok(y) + " in the same overlapped unit, so the unit can never start");
       }
     }
   }

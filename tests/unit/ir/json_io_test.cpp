@@ -1,0 +1,74 @@
+// Schedule JSON: write → read → write is the identity; malformed documents name the JSON path.
+
+#include <doctest/doctest.h>
+
+#include "ir/json_io.h"
+#include "tests/unit/ir/test_util.h"
+
+using namespace schedc;
+using namespace schedc::ir;
+
+namespace {
+
+std::optional<Schedule> read(const std::string& text, Diagnostics* out = nullptr) {
+  SourceManager sm;
+  int32_t f = sm.add("t.json", text);
+  Diagnostics d(&sm);
+  auto s = read_schedule_json(sm, f, d);
+  if (out) *out = d;
+  if (!s && !out) MESSAGE(d.str());
+  return s;
+}
+
+std::string errors_of(const std::string& text) {
+  SourceManager sm;
+  int32_t f = sm.add("t.json", text);
+  Diagnostics d(&sm);
+  CHECK_FALSE(read_schedule_json(sm, f, d).has_value());
+  return d.str();
+}
+
+}  // namespace
+
+TEST_CASE("round trip with every problem feature") {
+  Problem p = test::problem(2, 2, BackwardMode::Mixed, 1.5, 2, 0.25);
+  p.stages_per_rank = 2;
+  p.placement = PlacementKind::Custom;
+  p.direction = Direction::Bidirectional;
+  p.stage_to_rank = {{0, 1, 1, 0}, {1, 0, 0, 1}};
+  p.cost.F = PerStage::list({1, 2, 3, 4.5});
+  p.cost.comm = 0.1;
+  p.cost.FB = PerStage::of(3);
+  p.memory.cap = PerStage::list({4, 3.5});
+  p.objective = Objective::MaxSpan;
+  Schedule s;
+  s.problem = p;
+  s.ranks = {test::order("F0.s0 F0.s3 BW0.s3"), test::order("F1.s0 B1.s0")};
+  s.overlap = {{1}, {}};
+  s.provenance = R"({"source": "test", "n": 1})";
+  std::string first = write_schedule_json(s, nullptr);
+  auto back = read(first);
+  REQUIRE(back.has_value());
+  CHECK(back->problem == p);
+  CHECK(back->ranks == s.ranks);
+  CHECK(back->overlap == s.overlap);
+  back->provenance = s.provenance;
+  CHECK(write_schedule_json(*back, nullptr) == first);
+}
+
+TEST_CASE("reader errors carry the JSON path and the location") {
+  const std::string base =
+      R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1}, "ranks": [["F0.s0", "B0.s0", "W0.s0"]]})";
+  CHECK(read(base).has_value());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = base;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  CHECK(errors_of(with("\"ranks\": 1", "\"ranks\": 0")).find("t.json:1:66: error: at /problem/ranks: `ranks` must be in 1..1024, got `0` [out-of-range]") != std::string::npos);
+  CHECK(errors_of(with("\"B0.s0\"", "\"X0.s0\"")).find("at /ranks/0/1: bad action token `X0.s0`") != std::string::npos);
+  CHECK(errors_of(with("\"version\": 1", "\"version\": 2")).find("[bad-format]") != std::string::npos);
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"pp\": 4")).find("at /problem/pp: unknown key `pp`") != std::string::npos);
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"microbatches\": 2")).find("duplicate key `microbatches` [duplicate-key]") != std::string::npos);
+  CHECK(errors_of(base.substr(0, 40)).find("[bad-json]") != std::string::npos);
+}

@@ -1,0 +1,44 @@
+#pragma once
+// Small builders shared by the ir tests.
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "ir/schedule.h"
+
+namespace schedc::test {
+
+/// Parses whitespace-separated tokens ("F0.s0 BW0.s0") into an order.
+inline std::vector<ir::Action> order(const std::string& text) {
+  std::vector<ir::Action> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    if (j > i) out.push_back(*ir::parse_action(text.substr(i, j - i)));
+    i = j;
+  }
+  return out;
+}
+
+inline ir::Schedule schedule(const ir::Problem& p, std::initializer_list<std::string> ranks) {
+  ir::Schedule s;
+  s.problem = p;
+  for (const auto& r : ranks) s.ranks.push_back(order(r));
+  return s;
+}
+
+inline ir::Problem problem(int pp, int m, ir::BackwardMode b, double F = 1, double B = 1, double W = 1) {
+  ir::Problem p;
+  p.ranks = pp;
+  p.microbatches = m;
+  p.backward = b;
+  p.cost.F = ir::PerStage::of(F);
+  p.cost.B = ir::PerStage::of(B);
+  p.cost.W = ir::PerStage::of(W);
+  return p;
+}
+
+}  // namespace schedc::test
