@@ -1,12 +1,278 @@
-// Placeholder until the families land (replaced in this session).
+// The table of known families, their defaults, the constraints every family shares, and the
+// checks every generated schedule passes before it leaves (verifier, memory cap).
+
+#include <algorithm>
+#include <cassert>
+
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "solver/families/common.h"
 #include "solver/families/families.h"
+#include "support/numbers.h"
+
 namespace schedc::solver {
-const std::vector<FamilyInfo>& families() { static const std::vector<FamilyInfo> v; return v; }
-const FamilyInfo* find_family(std::string_view) { return nullptr; }
-void apply_family_defaults(const FamilyInfo&, const std::vector<std::string>&, ir::Problem&) {}
-std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Problem&, const ir::Params&, SourceLoc loc,
-                                            Diagnostics& diags) {
-  diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name));
-  return std::nullopt;
+namespace {
+
+using fam::FamilyContext;
+using fam::Generator;
+using ir::BackwardMode;
+using ir::Direction;
+using ir::PlacementKind;
+
+struct Entry {
+  FamilyInfo info;
+  Generator generate;
+  int32_t default_vpp;  // for families that take any number of stages per rank
+  int32_t min_vpp;
+};
+
+FamilyInfo info(std::string name, std::string summary, std::string constraints, std::string params, BackwardMode b,
+                Direction d, PlacementKind pl, int32_t spr) {
+  FamilyInfo f;
+  f.name = std::move(name);
+  f.summary = std::move(summary);
+  f.constraints = std::move(constraints);
+  f.params = std::move(params);
+  f.backward = b;
+  f.direction = d;
+  f.placement = pl;
+  f.stages_per_rank = spr;
+  return f;
 }
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = {
+      {info("gpipe", "all forwards, then all backwards in microbatch order (GPipe; PyTorch ScheduleGPipe)",
+            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
+            PlacementKind::Looped, 1),
+       fam::generate_gpipe, 1, 1},
+      {info("1f1b", "warm-up of pp-1-r forwards, then one forward one backward, then cool-down (PipeDream-Flush, "
+                    "Megatron, PyTorch Schedule1F1B)",
+            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
+            PlacementKind::Looped, 1),
+       fam::generate_one_f_one_b, 1, 1},
+      {info("interleaved-1f1b",
+            "Megatron-Core's interleaved 1F1B over vpp model chunks per rank, microbatches taken in groups per chunk",
+            "direction single, placement looped, vpp >= 2 (default 2)",
+            "group_size: microbatches per chunk in Megatron-Core's schedule table (1..m; default pp, or the smallest "
+            "divisor of m that is >= min(pp, m) when pp would deadlock)",
+            BackwardMode::Fused, Direction::Single, PlacementKind::Looped, 0),
+       fam::generate_interleaved_1f1b, 2, 2},
+      {info("looped-bfs",
+            "breadth-first looped schedule: every microbatch through each local stage in turn, then backwards in "
+            "reverse (PyTorch ScheduleLoopedBFS)",
+            "direction single, placement looped, vpp >= 1 (default 2)", "", BackwardMode::Fused, Direction::Single,
+            PlacementKind::Looped, 0),
+       fam::generate_looped_bfs, 2, 1},
+      {info("zb-h1", "Zero Bubble ZB-H1: 1F1B with split backward, W passes deferred to fill the cool-down; "
+                     "1F1B's memory (PyTorch ScheduleInterleavedZeroBubble with one stage per rank)",
+            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
+            Direction::Single, PlacementKind::Looped, 1),
+       fam::generate_zb_h1, 1, 1},
+      {info("zb-h2", "Zero Bubble ZB-H2: up to 2pp-1 forwards in flight, W passes fill every gap (parallelogram)",
+            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
+            Direction::Single, PlacementKind::Looped, 1),
+       fam::generate_zb_h2, 1, 1},
+      {info("zb-v", "Zero Bubble ZB-V: V-shaped placement, 2pp chunk activations, no bubble when F = B = W "
+                    "(PyTorch ScheduleZBVZeroBubble)",
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
+            Direction::Single, PlacementKind::VShape, 2),
+       fam::generate_zb_v, 2, 2},
+      {info("v-half", "V-Half (Pipeline Parallelism with Controllable Memory): about half of 1F1B's activations",
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
+            Direction::Single, PlacementKind::VShape, 2),
+       fam::generate_v_half, 2, 2},
+      {info("v-min", "V-Min (Pipeline Parallelism with Controllable Memory): about a third of 1F1B's activations",
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
+            Direction::Single, PlacementKind::VShape, 2),
+       fam::generate_v_min, 2, 2},
+      {info("chimera", "Chimera (SC'21): two mirrored 1F1B pipelines, one per direction, merged on every rank",
+            "direction bidirectional, placement looped, vpp = 1, microbatches even", "", BackwardMode::Fused,
+            Direction::Bidirectional, PlacementKind::Looped, 1),
+       fam::generate_chimera, 1, 1},
+      {info("dualpipe", "DeepSeek DualPipe: bidirectional, overlapped F&B units in the steady phase, zero-bubble W "
+                        "passes at the edges",
+            "direction bidirectional, placement looped, vpp = 1, pp even, microbatches even and >= 2*pp, backward "
+            "mixed or split",
+            "", BackwardMode::Mixed, Direction::Bidirectional, PlacementKind::Looped, 1),
+       fam::generate_dualpipe, 1, 1},
+      {info("dualpipev", "DeepSeek DualPipeV (\"cut-in-half\" DualPipe): V-shaped, overlapped F&B units "
+                         "(PyTorch ScheduleDualPipeV)",
+            "direction single, placement vshape, vpp = 2, microbatches >= 2*pp, backward mixed or split", "",
+            BackwardMode::Mixed, Direction::Single, PlacementKind::VShape, 2),
+       fam::generate_dualpipev, 2, 2},
+  };
+  return t;
+}
+
+const Entry* find_entry(std::string_view name) {
+  for (const Entry& e : table())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+bool has(const std::vector<std::string>& given, std::string_view field) {
+  return std::find(given.begin(), given.end(), field) != given.end();
+}
+
+// The constraints every family states through its FamilyInfo. Reports each broken one.
+bool check_common(const Entry& e, const FamilyContext& cx) {
+  const ir::Problem& p = cx.problem;
+  const FamilyInfo& f = e.info;
+  bool ok = true;
+  auto fail = [&](const std::string& msg) {
+    cx.constraint(msg);
+    ok = false;
+  };
+  bool odd_for_two_directions = f.direction == Direction::Bidirectional && p.microbatches % 2 != 0;
+  if (odd_for_two_directions)
+    fail("an even number of microbatches (half flow in each direction), got " +
+         backtick(std::to_string(p.microbatches)));
+  else if (p.direction != f.direction)
+    fail("direction " + backtick(ir::to_string(f.direction)) + ", got " + backtick(ir::to_string(p.direction)));
+  if (p.placement != f.placement)
+    fail("placement " + backtick(ir::to_string(f.placement)) + ", got " + backtick(ir::to_string(p.placement)));
+  if (f.stages_per_rank > 0 && p.stages_per_rank != f.stages_per_rank)
+    fail("vpp (stages per rank) = " + std::to_string(f.stages_per_rank) + ", got " +
+         backtick(std::to_string(p.stages_per_rank)));
+  if (f.stages_per_rank == 0 && p.stages_per_rank < e.min_vpp)
+    fail("vpp (stages per rank) >= " + std::to_string(e.min_vpp) + ", got " +
+         backtick(std::to_string(p.stages_per_rank)));
+  if (f.backward != BackwardMode::Fused && p.backward == BackwardMode::Fused)
+    fail("a split backward (`split` or `mixed`) to place its W passes, got `fused`");
+  return ok;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string provenance(std::string_view name, const ir::Params& params) {
+  std::string out = R"({"source": "family", "family": )" + json_string(name);
+  if (!params.empty()) {
+    out += R"(, "params": {)";
+    for (size_t i = 0; i < params.items.size(); ++i) {
+      const ir::Param& prm = params.items[i];
+      out += (i ? ", " : "") + json_string(prm.key) + ": ";
+      if (prm.is_number()) out += format_number(prm.number());
+      else if (prm.is_string()) out += json_string(prm.string());
+      else {
+        out += "[";
+        for (size_t k = 0; k < prm.list().size(); ++k) out += (k ? ", " : "") + format_number(prm.list()[k]);
+        out += "]";
+      }
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+// Refuses a schedule whose peak exceeds a rank's cap, naming the smallest cap that works.
+bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
+  const ir::Problem& p = cx.problem;
+  if (!p.memory.cap) return true;
+  std::vector<double> peaks = ir::peak_memory(s);
+  const int64_t scale = ir::memory_scale(p);
+  int32_t worst = -1;
+  for (int32_t r = 0; r < p.ranks; ++r)
+    if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale) &&
+        worst < 0)
+      worst = r;
+  if (worst < 0) return true;
+  if (p.memory.cap->is_uniform()) {
+    size_t top = static_cast<size_t>(std::max_element(peaks.begin(), peaks.end()) - peaks.begin());
+    cx.diags.error(DiagKind::CapInfeasible, cx.loc,
+                   "family " + backtick(cx.name) + " needs a memory cap of at least " +
+                       backtick(format_number(peaks[top])) + " (the peak of rank " + std::to_string(top) + "), got " +
+                       backtick(format_number(p.memory.cap->uniform)));
+    return false;
+  }
+  std::string all;
+  for (size_t r = 0; r < peaks.size(); ++r) all += (r ? ":" : "") + format_number(peaks[r]);
+  cx.diags.error(DiagKind::CapInfeasible, cx.loc,
+                 "family " + backtick(cx.name) + " peaks at " + backtick(format_number(peaks[static_cast<size_t>(worst)])) +
+                     " on rank " + std::to_string(worst) + ", above its cap of " +
+                     backtick(format_number(*p.cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
+                     backtick(all));
+  return false;
+}
+
+}  // namespace
+
+const std::vector<FamilyInfo>& families() {
+  static const std::vector<FamilyInfo> v = [] {
+    std::vector<FamilyInfo> out;
+    for (const Entry& e : table()) out.push_back(e.info);
+    return out;
+  }();
+  return v;
+}
+
+const FamilyInfo* find_family(std::string_view name) {
+  const Entry* e = find_entry(name);
+  return e ? &e->info : nullptr;
+}
+
+void apply_family_defaults(const FamilyInfo& family, const std::vector<std::string>& given, ir::Problem& p) {
+  const Entry* e = find_entry(family.name);
+  if (!e) return;
+  // A default is applied only where it keeps the problem valid with the fields the user set, so
+  // that a field the family cannot use reaches generate_family and is reported as its constraint.
+  if (!has(given, "backward")) p.backward = family.backward;
+  if (!has(given, "direction") && !(family.direction == Direction::Bidirectional && p.microbatches % 2 != 0))
+    p.direction = family.direction;
+  bool vpp_given = has(given, "stages_per_rank");
+  if (!has(given, "placement") && !has(given, "stage_to_rank")) {
+    bool vpp_conflict = vpp_given && family.stages_per_rank > 0 && p.stages_per_rank != family.stages_per_rank;
+    bool vshape_conflict = family.placement == PlacementKind::VShape && vpp_given && p.stages_per_rank != 2;
+    if (!vpp_conflict && !vshape_conflict) {
+      p.placement = family.placement;
+      p.stage_to_rank.clear();
+    }
+  }
+  if (!vpp_given) {
+    int32_t vpp = family.stages_per_rank > 0 ? family.stages_per_rank : e->default_vpp;
+    // Keep a placement the user chose valid, so that the family reports the placement it needs.
+    if (p.placement == PlacementKind::VShape) vpp = 2;
+    if (p.placement == PlacementKind::Wave) vpp = std::max(vpp, 2);
+    if (p.placement != PlacementKind::Custom) p.stages_per_rank = vpp;
+  }
+}
+
+std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Problem& p, const ir::Params& params,
+                                            SourceLoc loc, Diagnostics& diags) {
+  const Entry* e = find_entry(name);
+  if (!e) {
+    std::string known;
+    for (const Entry& x : table()) known += (known.empty() ? "" : ", ") + x.info.name;
+    diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
+    return std::nullopt;
+  }
+  FamilyContext cx{e->info.name, p, params, loc, diags};
+  if (!check_common(*e, cx)) return std::nullopt;
+  std::optional<ir::Schedule> s = e->generate(cx);
+  if (!s) return std::nullopt;
+  fam::adapt_backward(*s);
+  s->provenance = provenance(name, params);
+
+  ir::VerifyOptions opts;
+  opts.check_memory = false;  // the cap is checked below, with a message that names the cap needed
+  std::vector<ir::VerifyIssue> issues = ir::verify(*s, opts);
+  if (!issues.empty()) {
+    assert(false && "a family generator produced a schedule the verifier rejects");
+    diags.error(DiagKind::Internal, loc,
+                "family " + backtick(name) + " produced an invalid schedule for this problem (a bug in schedc): " +
+                    issues.front().message);
+    return std::nullopt;
+  }
+  if (!check_cap(cx, *s)) return std::nullopt;
+  return s;
+}
+
 }  // namespace schedc::solver

@@ -1,0 +1,351 @@
+#include "solver/families/common.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include "support/numbers.h"
+
+namespace schedc::solver::fam {
+
+std::nullopt_t FamilyContext::constraint(const std::string& message) const {
+  diags.error(DiagKind::FamilyConstraint, loc, "family " + backtick(name) + " needs " + message);
+  return std::nullopt;
+}
+
+std::nullopt_t FamilyContext::bad_param(const ir::Param* param, const std::string& message) const {
+  SourceLoc at = loc;
+  if (param && param->value_loc.has_file()) at = param->value_loc;
+  diags.error(DiagKind::FamilyParam, at, message);
+  return std::nullopt;
+}
+
+std::nullopt_t FamilyContext::internal(const std::string& message) const {
+  assert(false && "a family generator failed");
+  diags.error(DiagKind::Internal, loc, "family " + backtick(name) + " failed on this problem (a bug in schedc): " + message);
+  return std::nullopt;
+}
+
+bool FamilyContext::only_params(std::initializer_list<std::string_view> known) const {
+  bool ok = true;
+  for (const ir::Param& prm : params.items) {
+    if (std::find(known.begin(), known.end(), prm.key) != known.end()) continue;
+    std::string expected;
+    for (std::string_view k : known) expected += (expected.empty() ? "" : ", ") + backtick(k);
+    SourceLoc at = prm.loc.has_file() ? prm.loc : loc;
+    diags.error(DiagKind::FamilyParam, at,
+                "family " + backtick(name) + " has no parameter " + backtick(prm.key) +
+                    (expected.empty() ? std::string(", it takes none") : ", expected " + expected));
+    ok = false;
+  }
+  return ok;
+}
+
+std::optional<int32_t> FamilyContext::int_param(std::string_view key, int32_t fallback, int32_t lo, int32_t hi) const {
+  const ir::Param* prm = params.find(key);
+  if (!prm) return fallback;
+  std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  if (!prm->is_number() || !is_int32(prm->number()))
+    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be an integer in " +
+                              range);
+  int32_t v = static_cast<int32_t>(prm->number());
+  if (v < lo || v > hi)
+    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be in " + range +
+                              ", got " + backtick(std::to_string(v)));
+  return v;
+}
+
+int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t local) {
+  // Invert the placement of DESIGN section 3 (direction 1 mirrors the rank).
+  int32_t r = direction == 1 ? p.ranks - 1 - rank : rank;
+  switch (p.placement) {
+    case ir::PlacementKind::Looped: return local * p.ranks + r;
+    case ir::PlacementKind::VShape: return local == 0 ? r : 2 * p.ranks - 1 - r;
+    case ir::PlacementKind::Wave: return local * p.ranks + (local % 2 == 0 ? r : p.ranks - 1 - r);
+    case ir::PlacementKind::Custom: break;
+  }
+  // Custom placements: the local-th stage (in model order) that the list puts on `rank`.
+  const auto& list = p.stage_to_rank[static_cast<size_t>(direction)];
+  int32_t seen = 0;
+  for (int32_t s = 0; s < static_cast<int32_t>(list.size()); ++s)
+    if (list[static_cast<size_t>(s)] == rank && seen++ == local) return s;
+  assert(false && "custom placement has fewer stages on this rank");
+  return 0;
+}
+
+int32_t mbs_per_direction(const ir::Problem& p) { return p.microbatches / p.num_directions(); }
+
+int32_t mb_of(const ir::Problem& p, int32_t direction, int32_t k) {
+  return direction == 0 ? k : p.microbatches / 2 + k;
+}
+
+OrderBuilder::OrderBuilder(const ir::Problem& p) {
+  s_.problem = p;
+  s_.ranks.resize(static_cast<size_t>(p.ranks));
+  s_.overlap.resize(static_cast<size_t>(p.ranks));
+}
+
+void OrderBuilder::push(ir::Action a) { s_.ranks[ir::rank_of(s_.problem, a).index()].push_back(a); }
+
+void OrderBuilder::push_overlap(ir::Action f, ir::Action b) {
+  size_t r = ir::rank_of(s_.problem, f).index();
+  assert(r == ir::rank_of(s_.problem, b).index() && "an overlapped unit spans two ranks");
+  s_.overlap[r].push_back(static_cast<int32_t>(s_.ranks[r].size()));
+  s_.ranks[r].push_back(f);
+  s_.ranks[r].push_back(b);
+}
+
+ir::Schedule OrderBuilder::take() {
+  if (!s_.has_overlap()) s_.overlap.clear();
+  return std::move(s_);
+}
+
+PhaseSteps::PhaseSteps(const ir::Problem& p, OrderBuilder& out, int32_t rank, int32_t dir0, int32_t dir1)
+    : p_(p), out_(out), dir_{dir0, dir1} {
+  if (p.num_directions() == 2) {
+    // Bidirectional (DualPipe): each phase is the rank's one stage of that direction.
+    stage_[0] = stage_on(p, dir0, rank, 0);
+    stage_[1] = stage_on(p, dir1, rank, 0);
+  } else {
+    // V-shape (DualPipeV): phase 0 is the first local stage, phase 1 the second.
+    stage_[0] = stage_on(p, 0, rank, 0);
+    stage_[1] = stage_on(p, 0, rank, 1);
+  }
+}
+
+ir::Action PhaseSteps::next(ir::ActionKind kind, int32_t phase) {
+  int32_t& counter = kind == ir::ActionKind::F ? f_[phase] : b_[phase];
+  return ir::Action{kind, ir::MbId(mb_of(p_, dir_[phase], counter++)), ir::StageId(stage_[phase])};
+}
+
+void PhaseSteps::forward(int32_t phase) { out_.push(next(ir::ActionKind::F, phase)); }
+
+void PhaseSteps::backward(int32_t phase, bool zero_bubble) {
+  if (!zero_bubble) {
+    out_.push(next(ir::ActionKind::BW, phase));
+    return;
+  }
+  ir::Action b = next(ir::ActionKind::B, phase);
+  out_.push(b);
+  weights_.push_back(ir::W(b.mb.value, b.stage.value));
+}
+
+void PhaseSteps::overlapped(int32_t f_phase, int32_t b_phase) {
+  ir::Action f = next(ir::ActionKind::F, f_phase);
+  out_.push_overlap(f, next(ir::ActionKind::BW, b_phase));
+}
+
+void PhaseSteps::weight() {
+  if (next_w_ < weights_.size()) out_.push(weights_[next_w_++]);
+}
+
+void adapt_backward(ir::Schedule& s) {
+  if (s.problem.backward != ir::BackwardMode::Split) return;
+  for (size_t r = 0; r < s.ranks.size(); ++r) {
+    const auto& old = s.ranks[r];
+    std::vector<ir::Action> out;
+    std::vector<int32_t> units;
+    out.reserve(old.size() * 2);
+    auto expand = [&](ir::Action a, std::vector<ir::Action>& pending_w) {
+      if (a.kind != ir::ActionKind::BW) {
+        out.push_back(a);
+        return;
+      }
+      out.push_back(ir::B(a.mb.value, a.stage.value));
+      pending_w.push_back(ir::W(a.mb.value, a.stage.value));
+    };
+    for (int32_t i = 0; i < static_cast<int32_t>(old.size()); ++i) {
+      std::vector<ir::Action> pending_w;
+      if (s.overlap_starts_at(r, i) && i + 1 < static_cast<int32_t>(old.size())) {
+        units.push_back(static_cast<int32_t>(out.size()));
+        expand(old[static_cast<size_t>(i)], pending_w);
+        expand(old[static_cast<size_t>(i) + 1], pending_w);
+        ++i;
+      } else {
+        expand(old[static_cast<size_t>(i)], pending_w);
+      }
+      out.insert(out.end(), pending_w.begin(), pending_w.end());
+    }
+    s.ranks[r] = std::move(out);
+    if (r < s.overlap.size()) s.overlap[r] = std::move(units);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ListScheduler
+
+namespace {
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+}
+
+ListScheduler::ListScheduler(const ir::Problem& p)
+    : p_(p), time_scale_(ir::time_scale(p)), memory_scale_(ir::memory_scale(p)),
+      comm_(ir::to_fixed(p.cost.comm, time_scale_)) {
+  size_t R = static_cast<size_t>(p.ranks);
+  streams_.resize(R);
+  next_.resize(R);
+  weights_.resize(R);
+  weights_next_.assign(R, 0);
+  state_.resize(R);
+  orders_.resize(R);
+  size_t slots = static_cast<size_t>(p.microbatches) * static_cast<size_t>(p.num_stages());
+  f_end_.assign(slots, -1);
+  b_end_.assign(slots, -1);
+}
+
+void ListScheduler::add_stream(int32_t rank, std::vector<ir::Action> actions) {
+  streams_[static_cast<size_t>(rank)].push_back(std::move(actions));
+  next_[static_cast<size_t>(rank)].push_back(0);
+}
+
+int64_t ListScheduler::memory_delta(ir::Action a) const {
+  return ir::to_fixed(ir::memory_delta(p_, a), memory_scale_);
+}
+
+int64_t ListScheduler::duration(ir::Action a) const { return ir::to_fixed(ir::cost_of(p_, a), time_scale_); }
+
+std::optional<int64_t> ListScheduler::ready_time(ir::Action a, int32_t rank) const {
+  const int32_t S = p_.num_stages();
+  const int32_t s = a.stage.value;
+  auto slot = [&](int32_t stage) { return static_cast<size_t>(a.mb.value) * static_cast<size_t>(S) + static_cast<size_t>(stage); };
+  auto lag = [&](int32_t stage) { return p_.rank_of(a.mb, ir::StageId(stage)).value == rank ? 0 : comm_; };
+  int64_t t = 0;
+  switch (a.kind) {
+    case ir::ActionKind::F:
+      if (s > 0) {
+        if (f_end_[slot(s - 1)] < 0) return std::nullopt;
+        t = f_end_[slot(s - 1)] + lag(s - 1);
+      }
+      return t;
+    case ir::ActionKind::B:
+    case ir::ActionKind::BW:
+      if (f_end_[slot(s)] < 0) return std::nullopt;
+      t = f_end_[slot(s)];
+      if (s + 1 < S) {
+        if (b_end_[slot(s + 1)] < 0) return std::nullopt;
+        t = std::max(t, b_end_[slot(s + 1)] + lag(s + 1));
+      }
+      return t;
+    case ir::ActionKind::W:
+      // Queued only after its B ran on this rank.
+      return b_end_[slot(s)];
+  }
+  return std::nullopt;
+}
+
+ListScheduler::Choice ListScheduler::decide(int32_t rank, const Policy* policy) const {
+  size_t r = static_cast<size_t>(rank);
+  const RankState& st = state_[r];
+  std::vector<Candidate> cands;
+  for (size_t k = 0; k < streams_[r].size(); ++k) {
+    if (next_[r][k] >= streams_[r][k].size()) continue;
+    ir::Action a = streams_[r][k][next_[r][k]];
+    auto ready = ready_time(a, rank);
+    if (ready) cands.push_back({a, static_cast<int32_t>(k), *ready});
+  }
+  if (weights_next_[r] < weights_[r].size()) {
+    ir::Action w = weights_[r][weights_next_[r]];
+    cands.push_back({w, -1, *ready_time(w, rank)});
+  }
+  std::vector<std::optional<int64_t>> keys(cands.size());
+  int64_t first = kNever;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    keys[i] = policy ? (*policy)(rank, cands[i], st) : std::optional<int64_t>(cands[i].ready);
+    if (keys[i]) first = std::min(first, cands[i].ready);
+  }
+  if (first == kNever) return {};
+  int64_t at = std::max(st.free_at, first);
+  // Among the candidates ready at `at`: the lowest key, then the lowest stream (weight queue last).
+  auto order = [](int32_t stream) { return stream < 0 ? std::numeric_limits<int32_t>::max() : stream; };
+  size_t best = cands.size();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!keys[i] || cands[i].ready > at) continue;
+    if (best < cands.size() &&
+        (*keys[i] > *keys[best] || (*keys[i] == *keys[best] && order(cands[i].stream) >= order(cands[best].stream))))
+      continue;
+    best = i;
+  }
+  assert(best < cands.size() && "the earliest allowed candidate is ready at the decision time");
+  return Choice{at, cands[best]};
+}
+
+void ListScheduler::commit(int32_t rank, const Candidate& c, int64_t start) {
+  size_t r = static_cast<size_t>(rank);
+  ir::Action a = c.action;
+  int64_t end = start + duration(a);
+  RankState& st = state_[r];
+  st.free_at = end;
+  st.memory += memory_delta(a);
+  size_t slot = static_cast<size_t>(a.mb.value) * static_cast<size_t>(p_.num_stages()) + a.stage.index();
+  switch (a.kind) {
+    case ir::ActionKind::F:
+      f_end_[slot] = end;
+      ++st.forwards;
+      break;
+    case ir::ActionKind::B:
+    case ir::ActionKind::BW:
+      b_end_[slot] = end;
+      ++st.backwards;
+      if (a.kind == ir::ActionKind::B && queue_weights_) weights_[r].push_back(ir::W(a.mb.value, a.stage.value));
+      break;
+    case ir::ActionKind::W: ++st.weights; break;
+  }
+  if (c.stream >= 0) ++next_[r][static_cast<size_t>(c.stream)];
+  else ++weights_next_[r];
+  orders_[r].push_back(a);
+}
+
+bool ListScheduler::run(const Policy& policy) {
+  const int32_t R = p_.ranks;
+  size_t remaining = 0;
+  for (const auto& rank_streams : streams_)
+    for (const auto& s : rank_streams) remaining += s.size();
+  std::vector<Choice> choice(static_cast<size_t>(R));
+  std::vector<char> dirty(static_cast<size_t>(R), 1);
+  while (remaining > 0) {
+    for (int32_t r = 0; r < R; ++r)
+      if (dirty[static_cast<size_t>(r)]) {
+        choice[static_cast<size_t>(r)] = decide(r, &policy);
+        dirty[static_cast<size_t>(r)] = 0;
+      }
+    int32_t pick = -1;
+    for (int32_t r = 0; r < R; ++r) {
+      const Choice& c = choice[static_cast<size_t>(r)];
+      if (c.at >= 0 && (pick < 0 || c.at < choice[static_cast<size_t>(pick)].at)) pick = r;
+    }
+    Choice chosen;
+    if (pick >= 0) {
+      chosen = choice[static_cast<size_t>(pick)];
+    } else {
+      // The policy allows nothing anywhere (its memory limit is too tight): take the earliest
+      // action any rank could run, ignoring the policy for this one step.
+      for (int32_t r = 0; r < R; ++r) {
+        Choice c = decide(r, nullptr);
+        if (c.at >= 0 && (pick < 0 || c.at < chosen.at)) pick = r, chosen = c;
+      }
+      if (pick < 0) return false;
+      ++overrides_;
+    }
+    commit(pick, chosen.cand, chosen.at);
+    --remaining;  // a queued W counts once its B has run
+    if (queue_weights_ && chosen.cand.action.kind == ir::ActionKind::B) ++remaining;
+    // Only the owner and the ranks of the neighbouring stages can see a new candidate.
+    dirty[static_cast<size_t>(pick)] = 1;
+    ir::Action a = chosen.cand.action;
+    for (int32_t ds = -1; ds <= 1; ds += 2) {
+      int32_t st = a.stage.value + ds;
+      if (st >= 0 && st < p_.num_stages()) dirty[p_.rank_of(a.mb, ir::StageId(st)).index()] = 1;
+    }
+  }
+  return true;
+}
+
+ir::Schedule ListScheduler::take() {
+  ir::Schedule s;
+  s.problem = p_;
+  s.ranks = std::move(orders_);
+  return s;
+}
+
+}  // namespace schedc::solver::fam
