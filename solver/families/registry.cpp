@@ -24,6 +24,8 @@ struct Entry {
   Generator generate;
   int32_t default_vpp;  // for families that take any number of stages per rank
   int32_t min_vpp;
+  bool even_pp = false;
+  int32_t min_mb_per_rank = 0;  // microbatches >= this * pp
 };
 
 FamilyInfo info(std::string name, std::string summary, std::string constraints, std::string params, BackwardMode b,
@@ -95,12 +97,12 @@ const std::vector<Entry>& table() {
             "direction bidirectional, placement looped, vpp = 1, pp even, microbatches even and >= 2*pp, backward "
             "mixed or split",
             "", BackwardMode::Mixed, Direction::Bidirectional, PlacementKind::Looped, 1),
-       fam::generate_dualpipe, 1, 1},
+       fam::generate_dualpipe, 1, 1, true, 2},
       {info("dualpipev", "DeepSeek DualPipeV (\"cut-in-half\" DualPipe): V-shaped, overlapped F&B units "
                          "(PyTorch ScheduleDualPipeV)",
             "direction single, placement vshape, vpp = 2, microbatches >= 2*pp, backward mixed or split", "",
             BackwardMode::Mixed, Direction::Single, PlacementKind::VShape, 2),
-       fam::generate_dualpipev, 2, 2},
+       fam::generate_dualpipev, 2, 2, false, 2},
   };
   return t;
 }
@@ -138,6 +140,10 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
   if (f.stages_per_rank == 0 && p.stages_per_rank < e.min_vpp)
     fail("vpp (stages per rank) >= " + std::to_string(e.min_vpp) + ", got " +
          backtick(std::to_string(p.stages_per_rank)));
+  if (e.even_pp && p.ranks % 2 != 0) fail("an even pp, got " + backtick(std::to_string(p.ranks)));
+  if (e.min_mb_per_rank > 0 && p.microbatches < int64_t{e.min_mb_per_rank} * p.ranks)
+    fail("at least " + std::to_string(e.min_mb_per_rank) + "*pp = " + std::to_string(e.min_mb_per_rank * p.ranks) +
+         " microbatches, got " + backtick(std::to_string(p.microbatches)));
   if (f.backward != BackwardMode::Fused && p.backward == BackwardMode::Fused)
     fail("a split backward (`split` or `mixed`) to place its W passes, got `fused`");
   return ok;
@@ -215,8 +221,9 @@ const std::vector<FamilyInfo>& families() {
 }
 
 const FamilyInfo* find_family(std::string_view name) {
-  const Entry* e = find_entry(name);
-  return e ? &e->info : nullptr;
+  for (const FamilyInfo& f : families())
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 void apply_family_defaults(const FamilyInfo& family, const std::vector<std::string>& given, ir::Problem& p) {

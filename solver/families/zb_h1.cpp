@@ -17,10 +17,9 @@ std::optional<ir::Schedule> generate_zb_h1(const FamilyContext& cx) {
   const int32_t m = p.microbatches;
   OrderBuilder b(p);
   for (int32_t r = 0; r < p.ranks; ++r) {
-    int32_t s = stage_on(p, 0, r, 0);
-    int32_t lag = p.num_stages() - 1 - s;  // deferred W passes (r for the looped placement)
-    int32_t deferred = s;
-    int32_t warmup = std::min(lag, m);
+    const int32_t s = stage_on(p, 0, r, 0);
+    const int32_t warmup = std::min(p.num_stages() - 1 - s, m);
+    const int32_t deferred = s;  // W passes still pending at the end: r on rank r
     int32_t f = 0, w = 0;
     while (f < warmup) b.push(ir::F(f++, s));
     for (int32_t j = 0; j < m; ++j) {
