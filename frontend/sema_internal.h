@@ -1,0 +1,47 @@
+#pragma once
+// Shared by the sema files: the checking context and value conversions. Not part of the API.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/reporter.h"
+#include "frontend/spec.h"
+#include "ir/params.h"
+#include "ir/problem.h"
+
+namespace schedc::frontend::sema {
+
+struct Context {
+  Reporter& report;
+  Spec spec;
+  /// False once any problem field had an error: checks that need the problem's sizes are skipped.
+  bool problem_ok = true;
+};
+
+/// What a value is, for "got ..." in messages: "number `4.5`", "name `four`", "a list".
+std::string describe(const ast::Value& v);
+
+/// An int32 from an integral number; otherwise reports wrong-type (not an integer) or
+/// out-of-range (outside `lo`..`hi`, for numbers too large to hold) as `what` and returns nullopt.
+std::optional<int32_t> to_int(Context& cx, const ast::Value& v, std::string_view what, int64_t lo, int64_t hi);
+
+/// A number, or a list of numbers (`per` names what the list is indexed by: "stage", "rank").
+std::optional<ir::PerStage> to_per_stage(Context& cx, const ast::Value& v, std::string_view field,
+                                         std::string_view per);
+
+/// Key/value pairs of a block (family parameters, solve options, runtime) as ir::Params;
+/// duplicates are reported, values must be numbers, names, strings or lists of numbers.
+ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owner);
+
+/// Reports a second occurrence of a key, with a note at the first.
+void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc first);
+
+/// `schedule = ...`: the source, and for explicit schedules the checked orders.
+void check_schedule(Context& cx, const ast::ScheduleValue& s);
+/// `expect { ... }`
+void check_expect(Context& cx, const ast::ExpectBlock& b);
+
+}  // namespace schedc::frontend::sema

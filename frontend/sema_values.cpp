@@ -1,0 +1,110 @@
+// Value conversions shared by the sema files.
+
+#include <cmath>
+#include <map>
+
+#include "frontend/lexer.h"
+#include "frontend/sema_internal.h"
+#include "support/numbers.h"
+
+namespace schedc::frontend::sema {
+
+using ast::Value;
+
+std::string describe(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Number: return "number " + quote(v.text);
+    case Value::Kind::Word: return "name " + quote(v.text);
+    case Value::Kind::String: return "string " + quote(v.text);
+    case Value::Kind::List: return v.items.empty() ? "an empty list" : "a list";
+    case Value::Kind::Invalid: break;
+  }
+  return "an invalid value";
+}
+
+void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc first) {
+  if (cx.report.error(DiagKind::DuplicateKey, second, std::string(what) + " is given twice"))
+    cx.report.note(first, "first given here");
+}
+
+std::optional<int32_t> to_int(Context& cx, const Value& v, std::string_view what, int64_t lo, int64_t hi) {
+  if (v.is(Value::Kind::Invalid)) return std::nullopt;
+  if (!v.is(Value::Kind::Number) || std::floor(v.number) != v.number) {
+    cx.report.error(DiagKind::WrongType, v.loc, std::string(what) + " needs an integer, got " + describe(v));
+    return std::nullopt;
+  }
+  if (!is_int32(v.number)) {
+    cx.report.error(DiagKind::OutOfRange, v.loc,
+                    std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                        quote(v.text));
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(v.number);
+}
+
+std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::string_view field, std::string_view per) {
+  std::string name = quote(field);
+  if (v.is(Value::Kind::Number)) return ir::PerStage::of(v.number);
+  if (!v.is(Value::Kind::List)) {
+    if (!v.is(Value::Kind::Invalid))
+      cx.report.error(DiagKind::WrongType, v.loc,
+                      name + " needs a number or a list of numbers (one per " + std::string(per) + "), got " +
+                          describe(v));
+    return std::nullopt;
+  }
+  std::vector<double> values;
+  for (const Value& item : v.items) {
+    if (!item.is(Value::Kind::Number)) {
+      cx.report.error(DiagKind::WrongType, item.loc,
+                      name + " lists hold numbers (one per " + std::string(per) + "), got " + describe(item));
+      return std::nullopt;
+    }
+    values.push_back(item.number);
+  }
+  return ir::PerStage::list(std::move(values));
+}
+
+ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owner) {
+  ir::Params params;
+  std::map<std::string_view, SourceLoc> seen;
+  for (const ast::Entry& e : block.entries) {
+    auto [it, fresh] = seen.emplace(e.key.text, e.key.loc);
+    if (!fresh) {
+      duplicate(cx, quote(e.key.text) + " in " + quote(owner), e.key.loc, it->second);
+      continue;
+    }
+    ir::Param p;
+    p.key = std::string(e.key.text);
+    p.loc = e.key.loc;
+    p.value_loc = e.value.loc;
+    const Value& v = e.value;
+    switch (v.kind) {
+      case Value::Kind::Number: p.value = v.number; break;
+      case Value::Kind::Word: p.value = std::string(v.text); break;
+      case Value::Kind::String: p.value = v.string; break;
+      case Value::Kind::Invalid: continue;
+      case Value::Kind::List: {
+        std::vector<double> numbers;
+        bool ok = true;
+        for (const Value& item : v.items) {
+          if (item.is(Value::Kind::Number)) {
+            numbers.push_back(item.number);
+            continue;
+          }
+          cx.report.error(DiagKind::WrongType, item.loc,
+                          quote(e.key.text) + " in " + quote(owner) + " can be a list of numbers only, got " +
+                              describe(item) + " in the list");
+          ok = false;
+          break;
+        }
+        if (!ok) continue;
+        p.value = std::move(numbers);
+        break;
+      }
+    }
+    params.items.push_back(std::move(p));
+  }
+  return params;
+}
+
+}  // namespace schedc::frontend::sema
