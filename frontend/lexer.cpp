@@ -1,5 +1,7 @@
 #include "frontend/lexer.h"
 
+#include <cstdio>
+
 #include "support/numbers.h"
 
 namespace schedc::frontend {
@@ -46,6 +48,22 @@ bool has_number_shape(std::string_view s) {
     if (!digits()) return false;
   }
   return i == s.size();
+}
+
+// The code point when `s` is exactly one well-formed UTF-8 sequence, else -1.
+int32_t single_code_point(std::string_view s) {
+  if (s.empty() || s.size() > 4) return -1;
+  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  size_t n = b(0) < 0x80 ? 1 : (b(0) & 0xE0) == 0xC0 ? 2 : (b(0) & 0xF0) == 0xE0 ? 3 : (b(0) & 0xF8) == 0xF0 ? 4 : 0;
+  if (n != s.size()) return -1;
+  int32_t cp = n == 1 ? b(0) : n == 2 ? (b(0) & 0x1F) : n == 3 ? (b(0) & 0x0F) : (b(0) & 0x07);
+  for (size_t i = 1; i < n; ++i) {
+    if ((b(i) & 0xC0) != 0x80) return -1;
+    cp = (cp << 6) | (b(i) & 0x3F);
+  }
+  static constexpr int32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;  // overlong, surrogate
+  return cp;
 }
 
 class Lexer {
@@ -167,6 +185,11 @@ class Lexer {
     while (pos_ < text_.size() && !starts_token(text_[pos_])) ++pos_;
     std::string_view s = text_.substr(start, pos_ - start);
     std::string what = s.size() == 1 ? "character " + quote(s) : "characters " + quote(s);
+    if (int32_t cp = single_code_point(s); cp >= 0x80) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
+      what = "character `" + std::string(s) + "` (" + hex + ")";
+    }
     if (s == "!" && pos_ < text_.size() && text_[pos_] == '=')
       what += " (`!=` is not a comparison schedc has: use `==`, `<=`, `<`, `>=` or `>`)";
     report_.error(DiagKind::BadChar, loc(start), "unexpected " + what);

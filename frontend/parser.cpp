@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "frontend/suggest.h"
 #include "support/numbers.h"
 
 namespace schedc::frontend {
@@ -15,6 +16,8 @@ bool is_comparison(TokenKind k) {
   return k == TokenKind::Equal || k == TokenKind::EqualEqual || k == TokenKind::Less || k == TokenKind::LessEqual ||
          k == TokenKind::Greater || k == TokenKind::GreaterEqual;
 }
+constexpr std::string_view kScheduleSources[] = {"explicit", "family", "solve"};
+
 bool is_opener(TokenKind k) { return k == TokenKind::LBrace || k == TokenKind::LBracket || k == TokenKind::LParen; }
 bool is_closer(TokenKind k) { return k == TokenKind::RBrace || k == TokenKind::RBracket || k == TokenKind::RParen; }
 
@@ -81,6 +84,19 @@ class Parser {
   }
   void error_at(SourceLoc where, std::string message) { r_.error(DiagKind::Syntax, where, std::move(message)); }
 
+  // True when an unterminated string lies between token `from` and here: it ran to the end of its
+  // line and may have swallowed the `]` or `}` that the parser now misses (already reported).
+  bool swallowed_since(size_t from) const {
+    for (size_t i = from; i < pos_; ++i)
+      if (t_.kind(i) == TokenKind::Error && t_.text(i).starts_with('"')) return true;
+    return false;
+  }
+  // `key =` or `key {` at the start of a line: the next entry, after something left unclosed.
+  bool at_next_entry() const {
+    return at_line_start() && at(TokenKind::Word) &&
+           (kind_at(1) == TokenKind::Equal || kind_at(1) == TokenKind::LBrace);
+  }
+
   // ---- recovery ----
   // Skips to just after the next line end or `;`, or to the `}` that closes the enclosing block,
   // stepping over balanced brackets; always consumes the current token unless it is `}` or End.
@@ -146,6 +162,7 @@ class Parser {
   }
 
   std::optional<Value> list(int depth) {
+    size_t open_pos = pos_;
     SourceLoc open = loc();
     Value v;
     v.kind = Value::Kind::List;
@@ -167,6 +184,10 @@ class Parser {
         return v;
       }
       if (at(TokenKind::End) || at(TokenKind::RBrace)) break;
+      if (at_next_entry()) {
+        error_at(open, "the list is not closed before " + quote(t_.text(pos_)) + ", expected `]`");
+        return std::nullopt;
+      }
       auto item = value("in a list", false, depth + 1);
       if (!item) return std::nullopt;
       bool invalid = item->is(Value::Kind::Invalid);
@@ -184,6 +205,11 @@ class Parser {
       }
       break;
     }
+    if (at_next_entry()) {
+      error_at(open, "the list is not closed before " + quote(t_.text(pos_)) + ", expected `]`");
+      return std::nullopt;
+    }
+    if (at(TokenKind::End) && swallowed_since(open_pos)) return std::nullopt;
     error("expected `,` or `]` in a list, got " + describe());
     r_.note(open, "the list starts here");
     return std::nullopt;
@@ -231,9 +257,9 @@ class Parser {
 
   // Reports a block that reaches the end of the file, or (the usual mistake) the start of the
   // next top-level block `name {`, without its `}`.
-  bool block_unclosed(SourceLoc open, std::string_view owner) {
+  bool block_unclosed(size_t open_pos, SourceLoc open, std::string_view owner) {
     if (at(TokenKind::End)) {
-      error_at(open, "the block of " + quote(owner) + " is never closed, expected `}`");
+      if (!swallowed_since(open_pos)) error_at(open, "the block of " + quote(owner) + " is never closed, expected `}`");
       return true;
     }
     if (at(TokenKind::Word) && kind_at(1) == TokenKind::LBrace) {
@@ -247,6 +273,7 @@ class Parser {
   // `{ key = value ... }`
   ast::Block block(std::string_view owner) {
     ast::Block b;
+    size_t open_pos = pos_;
     b.loc = loc();
     advance();
     while (!r_.full()) {
@@ -256,7 +283,7 @@ class Parser {
         advance();
         return b;
       }
-      if (block_unclosed(b.loc, owner)) return b;
+      if (block_unclosed(open_pos, b.loc, owner)) return b;
       if (at(TokenKind::Word)) {
         Word key = word();
         advance();
@@ -309,6 +336,14 @@ class Parser {
       s.family = word();
       advance();
     }
+    if (!s.family && head != "solve") {
+      // The block's grammar depends on the source, so an unknown one cannot be read further.
+      r_.error(DiagKind::BadValue, s.head.loc,
+               "unknown schedule source " + quote(head) + ", expected `explicit { ... }`, `family NAME` or `solve`" +
+                   did_you_mean_suffix(head, kScheduleSources));
+      if (at(TokenKind::LBrace)) skip_rest_of_entry();
+      return std::nullopt;
+    }
     if (at(TokenKind::LBrace)) s.options = block(s.family ? s.family->text : head);
     return s;
   }
@@ -331,6 +366,7 @@ class Parser {
 
   ast::ExplicitBlock explicit_block() {
     ast::ExplicitBlock b;
+    size_t open_pos = pos_;
     b.loc = loc();
     advance();
     ast::RankOrder* current = nullptr;
@@ -342,7 +378,7 @@ class Parser {
         return b;
       }
       if (at(TokenKind::End)) {
-        error_at(b.loc, "the block of `explicit` is never closed, expected `}`");
+        if (!swallowed_since(open_pos)) error_at(b.loc, "the block of `explicit` is never closed, expected `}`");
         return b;
       }
       if (at_word("rank")) {
@@ -409,6 +445,7 @@ class Parser {
   // ---- expect ----
   ast::ExpectBlock expect_block() {
     ast::ExpectBlock b;
+    size_t open_pos = pos_;
     b.loc = loc();
     advance();
     while (!r_.full()) {
@@ -418,7 +455,7 @@ class Parser {
         advance();
         return b;
       }
-      if (block_unclosed(b.loc, "expect")) return b;
+      if (block_unclosed(open_pos, b.loc, "expect")) return b;
       if (at(TokenKind::Word)) {
         clause(b);
       } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "frontend/lexer.h"
 #include "frontend/sema_internal.h"
@@ -79,6 +80,7 @@ class Checker {
       std::string_view key = s.key.text;
       if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
         std::string hint = did_you_mean_suffix(key, kTopKeys, kTopAliases);
+        suggested_.insert(std::string(did_you_mean(key, kTopKeys, kTopAliases)));
         cx_.report.error(DiagKind::UnknownKey, s.key.loc,
                          "unknown key " + quote(key) +
                              (hint.empty() ? ", expected one of " + one_of(kTopKeys) : hint));
@@ -111,6 +113,8 @@ class Checker {
     const ast::Stmt* s = find(key);
     if (!s) {
       if (!required) return;
+      // `pp = 4` already got "did you mean `ranks`?": saying `ranks` is missing adds nothing.
+      if (suggested_.count(key)) return fail();
       cx_.report.error(DiagKind::MissingKey, SourceLoc{cx_.spec.file, 0, 0},
                        "missing key " + quote(key) + ", every spec sets " + required);
       return fail();
@@ -332,6 +336,7 @@ class Checker {
   Context& cx_;
   ir::Problem& p_;
   std::map<std::string_view, const ast::Stmt*> stmts_;
+  std::set<std::string> suggested_;  // keys offered as "did you mean" for unknown keys
 };
 
 }  // namespace

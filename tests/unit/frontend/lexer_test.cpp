@@ -154,3 +154,13 @@ TEST_CASE("quote: escapes and shortens") {
   CHECK(quote("a`b") == "`a\\x60b`");
   CHECK(quote(std::string(100, 'x')) == "`" + std::string(40, 'x') + "...`");
 }
+
+TEST_CASE("lexer: one well-formed non-ASCII character is shown as itself") {
+  auto l = lex_text("ranks = 4 \xC2\xA7");
+  REQUIRE(l.diags.size() == 1);
+  CHECK(l.diags[0].message == "unexpected character `\xC2\xA7` (U+00A7)");
+  // Overlong and truncated sequences stay hex.
+  CHECK(lex_text("\xC0\xA7").diags[0].message == "unexpected characters `\\xC0\\xA7`");
+  CHECK(lex_text("\xE2\x82").diags[0].message == "unexpected characters `\\xE2\\x82`");
+  CHECK(lex_text("\xF0\x9F\x98\x80").diags[0].message == "unexpected character `\xF0\x9F\x98\x80` (U+1F600)");
+}

@@ -111,11 +111,11 @@ TEST_CASE("parser: every syntax error of a file is reported, one per broken line
                "direction single\n"         // 3: missing =
                "cost { F = 1 B }\n"         // 4: missing = in block
                "placement = looped ]\n"     // 5: junk after value
-               "stage_to_rank = [0, 1\n"    // 6: unclosed list (recovers at the next line)
+               "stage_to_rank = [0, 1\n"    // 6: unclosed list (reported at `[`, recovers at the next line)
                "objective = makespan\n"
                "}\n");                      // 8: stray brace
   CHECK(!r.spec);
-  CHECK(error_lines(r) == std::vector<int32_t>{2, 3, 4, 5, 7, 8});
+  CHECK(error_lines(r) == std::vector<int32_t>{2, 3, 4, 5, 6, 8});
   for (DiagKind k : r.kinds()) CHECK(k == DiagKind::Syntax);
 }
 
@@ -197,4 +197,37 @@ TEST_CASE("parser: errors come out in source order, lexer and parser mixed") {
   auto r = run("a = \nb = 1 2\nc = @\nd =\n");
   CHECK(error_lines(r) == std::vector<int32_t>{1, 2, 3, 4});
   CHECK(r.kinds()[2] == DiagKind::BadChar);
+}
+
+TEST_CASE("parser: a list left open before the next entry is reported at its `[`") {
+  for (const char* src : {"ranks = 4\nmicrobatches = 8\nx = [1, 2\nobjective = makespan\n",
+                          "ranks = 4\nmicrobatches = 8\nx = [1, 2,\nobjective = makespan\n",
+                          "ranks = 4\nmicrobatches = 8\nx = [1, 2,\ncost { F = 1 }\n"}) {
+    auto r = run(src);
+    INFO(src);
+    REQUIRE(r.errors() == 1);
+    CHECK(r.first().loc.line == 3);
+    CHECK(r.first().loc.col == 5);
+    CHECK(r.first().message.starts_with("the list is not closed before `"));
+  }
+}
+
+TEST_CASE("parser: an unterminated string that swallows the closer is reported once") {
+  for (const char* src : {"runtime { out = \"x }\n", "x = [1, \"a]\n", "expect { same_as \"x }",
+                          "schedule = explicit { rank 0: \"F0.s0 }"}) {
+    auto r = run(src);
+    INFO(src);
+    CHECK(r.kinds() == std::vector<DiagKind>{DiagKind::UnterminatedString});
+  }
+}
+
+TEST_CASE("parser: an unknown schedule source is reported and its block skipped") {
+  auto r = run("ranks = 1\nmicrobatches = 1\nschedule = explicitly {\n  rank 0: F0.s0\n}\nexpect { }\n");
+  REQUIRE(r.errors() == 1);
+  CHECK(r.first().kind == DiagKind::BadValue);
+  CHECK(r.first().message ==
+        "unknown schedule source `explicitly`, expected `explicit { ... }`, `family NAME` or `solve`; did you mean "
+        "`explicit`?");
+  auto r2 = run("ranks = 1\nmicrobatches = 1\nschedule = greedy\nfoo = [\n");
+  CHECK(r2.kinds() == std::vector<DiagKind>{DiagKind::BadValue, DiagKind::Syntax});
 }

@@ -265,3 +265,11 @@ TEST_CASE("sema errors: syntax errors stop before sema") {
   auto r = run("ranks = \nmicrobatches = 8\ncolour = red\n");
   CHECK(r.kinds() == std::vector<DiagKind>{DiagKind::Syntax});
 }
+
+TEST_CASE("sema errors: an alias of a required key does not also report it missing") {
+  auto r = run("pp = 4\nnum_microbatches = 8\n");
+  CHECK(r.kinds() == std::vector<DiagKind>{DiagKind::UnknownKey, DiagKind::UnknownKey});
+  // A key that is merely unknown does not hide a missing one.
+  auto r2 = run("colour = 4\nmicrobatches = 8\n");
+  CHECK(r2.kinds() == std::vector<DiagKind>{DiagKind::UnknownKey, DiagKind::MissingKey});
+}
