@@ -1,0 +1,138 @@
+#include "codegen/runtime_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "support/numbers.h"
+
+namespace schedc::codegen {
+
+const std::vector<std::string>& runtime_keys() {
+  static const std::vector<std::string> keys = {"backend", "stage", "dtype",  "hidden", "layers",
+                                                "batch",   "seed",  "ms_per_unit", "timeout", "steps", "trace"};
+  return keys;
+}
+
+namespace {
+
+std::string describe(const ir::Param& p) {
+  if (p.is_number()) return "the number " + backtick(format_number(p.number()));
+  if (p.is_string()) return "the name " + backtick(p.string());
+  return "a list";
+}
+
+// Edit distance, for "did you mean".
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+class Reader {
+ public:
+  Reader(Diagnostics& diags) : diags_(diags) {}
+
+  void name(const ir::Param& p, std::string& out, std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "`" : ", `") + std::string(a) + "`";
+    if (!p.is_string()) {
+      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs one of " + list + ", got " + describe(p));
+      return;
+    }
+    for (const char* a : allowed)
+      if (p.string() == a) {
+        out = a;
+        return;
+      }
+    diags_.error(DiagKind::BadValue, p.value_loc, backtick(p.key) + " needs one of " + list + ", got " + backtick(p.string()));
+  }
+
+  void path(const ir::Param& p, std::string& out) {
+    if (!p.is_string() || p.string().empty()) {
+      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs a file path, got " + describe(p));
+      return;
+    }
+    out = p.string();
+  }
+
+  template <class T>
+  void integer(const ir::Param& p, T& out, int64_t lo, int64_t hi) {
+    if (!p.is_number() || p.number() != std::floor(p.number())) {
+      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs an integer, got " + describe(p));
+      return;
+    }
+    double v = p.number();
+    if (v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
+      diags_.error(DiagKind::OutOfRange, p.value_loc,
+                   backtick(p.key) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                       backtick(format_number(v)));
+      return;
+    }
+    out = static_cast<T>(v);
+  }
+
+  void number(const ir::Param& p, double& out, double lo, double hi, bool lo_open) {
+    if (!p.is_number()) {
+      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs a number, got " + describe(p));
+      return;
+    }
+    double v = p.number();
+    if (!std::isfinite(v) || (lo_open ? v <= lo : v < lo) || v > hi) {
+      diags_.error(DiagKind::OutOfRange, p.value_loc,
+                   backtick(p.key) + " must be " + (lo_open ? "above " : "at least ") + format_number(lo) + " and at most " +
+                       format_number(hi) + ", got " + backtick(format_number(v)));
+      return;
+    }
+    out = v;
+  }
+
+ private:
+  Diagnostics& diags_;
+};
+
+}  // namespace
+
+bool read_runtime_config(const ir::Params& block, RuntimeConfig& c, Diagnostics& diags) {
+  size_t before = diags.error_count();
+  Reader rd(diags);
+  std::set<std::string> seen;
+  for (const ir::Param& p : block.items) {
+    if (!seen.insert(p.key).second) {
+      diags.error(DiagKind::DuplicateKey, p.loc, "runtime key " + backtick(p.key) + " is given twice");
+      continue;
+    }
+    const std::string& k = p.key;
+    if (k == "backend") rd.name(p, c.backend, {"threads", "mpi"});
+    else if (k == "stage") rd.name(p, c.stage, {"mlp", "synthetic", "noop"});
+    else if (k == "dtype") rd.name(p, c.dtype, {"fp64", "fp32"});
+    else if (k == "hidden") rd.integer(p, c.hidden, 1, 4096);
+    else if (k == "layers") rd.integer(p, c.layers, 1, 64);
+    else if (k == "batch") rd.integer(p, c.batch, 1, 4096);
+    else if (k == "seed") rd.integer(p, c.seed, 0, int64_t{1} << 53);
+    else if (k == "ms_per_unit") rd.number(p, c.ms_per_unit, 0, 1e5, false);
+    else if (k == "timeout") rd.number(p, c.timeout, 0, 1e6, true);
+    else if (k == "steps") rd.integer(p, c.steps, 1, 1000000);
+    else if (k == "trace") rd.path(p, c.trace);
+    else {
+      std::string best;
+      size_t best_d = 3;
+      for (const std::string& known : runtime_keys())
+        if (size_t d = distance(k, known); d < best_d) best = known, best_d = d;
+      std::string list;
+      for (const std::string& known : runtime_keys()) list += (list.empty() ? "" : ", ") + known;
+      diags.error(DiagKind::UnknownKey, p.loc,
+                  "unknown runtime key " + backtick(k) + (best.empty() ? "" : " (did you mean " + backtick(best) + "?)") +
+                      ", expected one of " + list);
+    }
+  }
+  return diags.error_count() == before;
+}
+
+}  // namespace schedc::codegen

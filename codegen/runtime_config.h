@@ -1,0 +1,34 @@
+#pragma once
+// The spec's `runtime { ... }` block: the settings a generated executor starts with (flags of
+// `schedc emit/build/run` and of the executor override them).
+
+#include <optional>
+#include <string>
+
+#include "ir/params.h"
+#include "support/diagnostics.h"
+
+namespace schedc::codegen {
+
+struct RuntimeConfig {
+  std::string backend = "threads";  // threads | mpi
+  std::string stage = "mlp";        // mlp | synthetic | noop
+  std::string dtype = "fp64";       // fp64 | fp32
+  int32_t hidden = 64;              // mlp: Linear(hidden, hidden)
+  int32_t layers = 2;               // mlp: layers per stage
+  int32_t batch = 8;                // mlp: rows per microbatch
+  int64_t seed = 1;
+  double ms_per_unit = 10;          // synthetic: milliseconds per cost unit
+  double timeout = 60;              // watchdog, seconds
+  int32_t steps = 1;
+  std::string trace;                // `schedc run`: write the measured timeline here
+};
+
+/// The keys of the runtime block, in documentation order.
+const std::vector<std::string>& runtime_keys();
+
+/// Reads the runtime block onto `config`: unknown keys, wrong types, values out of range and
+/// duplicates are reported at their location. Returns false after reporting.
+bool read_runtime_config(const ir::Params& block, RuntimeConfig& config, Diagnostics& diags);
+
+}  // namespace schedc::codegen
