@@ -1,0 +1,89 @@
+#pragma once
+// What a generated executor tells the runtime about itself: the problem (ranks, stages,
+// microbatches, placement, costs), one function per rank with the straight-line program, the same
+// program as op tables (for the interpreter), and the defaults from the spec's runtime block.
+
+#include <cstdint>
+#include <string>
+
+#include "schedrt/types.h"
+
+namespace schedrt {
+
+class Context;
+
+/// A rank's generated program: straight-line calls into the Context.
+using RankFn = void (*)(Context&);
+
+/// The op codes of the table form.
+enum class OpCode : uint8_t { Forward, BackwardInput, BackwardWeight, Backward, Overlapped, Post, Wait, WaitAll };
+
+/// One op of the table form. Compute ops use `a` (and `b` for an overlapped unit); Post uses
+/// transfers[first .. first+count); Wait uses needs[first .. first+count).
+struct TableOp {
+  OpCode code = OpCode::Forward;
+  Action a;
+  Action b;
+  int32_t group = -1;
+  int32_t first = 0;
+  int32_t count = 0;
+};
+
+/// A rank's program as data, run by schedrt::interpret.
+struct RankTable {
+  const TableOp* ops = nullptr;
+  int32_t num_ops = 0;
+  const Transfer* transfers = nullptr;
+  const Action* needs = nullptr;
+};
+
+/// Run settings: the spec's runtime block sets the defaults, flags override them.
+struct RunOptions {
+  std::string backend = "threads";  // threads | mpi
+  std::string stage = "mlp";        // mlp | synthetic | noop
+  std::string dtype = "fp64";       // fp64 | fp32
+  int32_t hidden = 64;
+  int32_t layers = 2;
+  int32_t batch = 8;
+  uint64_t seed = 1;
+  double ms_per_unit = 10;
+  double timeout_s = 60;
+  int32_t steps = 1;
+  bool check = false;
+  bool interpret = false;           // run the op tables instead of the generated functions
+  std::string format = "text";      // text | json
+  std::string trace_path;
+  std::string fault;                // testing only: drop-send=RANK | throw=RANK
+};
+
+struct ProgramInfo {
+  const char* source = "";          // what it was generated from
+  int32_t ranks = 1;
+  int32_t stages = 1;
+  int32_t microbatches = 1;
+  bool bidirectional = false;
+  /// stage_to_rank[direction * stages + stage]; one direction unless bidirectional.
+  const int32_t* stage_to_rank = nullptr;
+  /// Per-stage costs in the problem's time units; cost_fb may be nullptr (an overlapped unit then
+  /// costs F + B).
+  const double* cost_f = nullptr;
+  const double* cost_b = nullptr;
+  const double* cost_w = nullptr;
+  const double* cost_fb = nullptr;
+  double simulated_makespan = 0;    // in the problem's time units
+  const int32_t* groups_per_rank = nullptr;
+  const int32_t* ops_per_rank = nullptr;
+  const RankFn* rank_fns = nullptr;
+  const RankTable* tables = nullptr;  // may be nullptr: no interpreter
+  RunOptions defaults;
+
+  int32_t num_directions() const { return bidirectional ? 2 : 1; }
+  int32_t direction_of(int32_t mb) const { return bidirectional && mb >= microbatches / 2 ? 1 : 0; }
+  int32_t rank_of(int32_t direction, int32_t stage) const { return stage_to_rank[direction * stages + stage]; }
+};
+
+/// The executable's entry point: parses the flags (see `--help`), runs, prints the report.
+/// Returns the process exit code: 0 ok, 1 a run or check failed, 2 a bad command line.
+int main(int argc, char** argv, const ProgramInfo& info);
+
+}  // namespace schedrt

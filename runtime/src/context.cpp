@@ -1,0 +1,319 @@
+#include "schedrt/context.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace schedrt {
+
+// A posted group: its transfers stay here (with their buffers) until the group completes.
+struct Context::Group {
+  std::vector<PostedTransfer> transfers;
+};
+
+namespace {
+
+constexpr size_t kAlign = 64;
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+}  // namespace
+
+uint64_t OpStatus::pack() const {
+  return static_cast<uint64_t>(code) | static_cast<uint64_t>(action.kind) << 8 |
+         static_cast<uint64_t>(static_cast<uint16_t>(action.stage)) << 16 |
+         static_cast<uint64_t>(static_cast<uint32_t>(code == OpCode::Post || code == OpCode::Wait ? group : action.mb)) << 32;
+}
+
+OpStatus OpStatus::unpack(uint64_t v) {
+  OpStatus s;
+  s.code = static_cast<OpCode>(v & 0xff);
+  s.action.kind = static_cast<Kind>((v >> 8) & 0xff);
+  s.action.stage = static_cast<int32_t>(static_cast<int16_t>((v >> 16) & 0xffff));
+  int32_t hi = static_cast<int32_t>(v >> 32);
+  if (s.code == OpCode::Post || s.code == OpCode::Wait) s.group = hi;
+  else s.action.mb = hi;
+  return s;
+}
+
+std::string OpStatus::describe() const {
+  switch (code) {
+    case OpCode::Post: return "posting g" + std::to_string(group);
+    case OpCode::Wait: return "waiting in `wait g" + std::to_string(group) + "`";
+    case OpCode::WaitAll: return "in `wait all`";
+    default: return "running `" + format(action) + "`";
+  }
+}
+
+Context::Context(const ProgramInfo& info, Backend& backend, std::vector<std::unique_ptr<Stage>> stages,
+                 const RunOptions& options)
+    : info_(info), backend_(backend), options_(options), rank_(backend.rank()), stages_(std::move(stages)) {
+  const int32_t S = info.stages, m = info.microbatches;
+  for (const auto& st : stages_)
+    if (st) boundary_bytes_ = st->boundary_bytes();
+  // The buffers this rank touches: each held stage's input and output activation and its output
+  // and input gradient, for the microbatches of the stage's direction.
+  slots_.assign(static_cast<size_t>(2 * m * S), nullptr);
+  std::vector<size_t> needed;
+  auto need = [&](bool grad, int32_t mb, int32_t s) {
+    if (s < 0 || s >= S) return;
+    needed.push_back((static_cast<size_t>(grad) * static_cast<size_t>(m) + static_cast<size_t>(mb)) * static_cast<size_t>(S) +
+                     static_cast<size_t>(s));
+  };
+  for (int32_t mb = 0; mb < m; ++mb)
+    for (int32_t s = 0; s < S; ++s) {
+      if (info.rank_of(info.direction_of(mb), s) != rank_) continue;
+      if (s > 0) need(false, mb, s);
+      if (s + 1 < S) need(false, mb, s + 1), need(true, mb, s);
+      if (s > 0) need(true, mb, s - 1);
+    }
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  size_t slot_bytes = round_up(kHeaderBytes + boundary_bytes_);
+  if (!needed.empty()) {
+    auto* arena = static_cast<std::byte*>(backend_.allocate(slot_bytes * needed.size()));
+    allocations_.push_back(arena);
+    std::memset(arena, 0, slot_bytes * needed.size());
+    for (size_t i = 0; i < needed.size(); ++i) slots_[needed[i]] = arena + i * slot_bytes;
+  }
+  int32_t groups = info.groups_per_rank ? info.groups_per_rank[rank_] : 0;
+  for (int32_t g = 0; g < groups; ++g) groups_.push_back(std::make_unique<Group>());
+  records_.reserve(info.ops_per_rank ? static_cast<size_t>(info.ops_per_rank[rank_]) : 0);
+  // Testing hooks (documented in docs/runtime.md): make a rank lose a message or fail.
+  const std::string& f = options_.fault;
+  if (f.rfind("drop-send=", 0) == 0 && std::stoi(f.substr(10)) == rank_) fault_drop_send_ = 1;
+  if (f.rfind("throw=", 0) == 0 && std::stoi(f.substr(6)) == rank_) fault_throw_ = true;
+}
+
+Context::~Context() {
+  for (void* p : allocations_) backend_.deallocate(p);
+}
+
+Stage* Context::stage(int32_t direction, int32_t s) const {
+  return stages_[static_cast<size_t>(direction * info_.stages + s)].get();
+}
+
+Stage& Context::stage_of(Action a) const {
+  Stage* st = stage(info_.direction_of(a.mb), a.stage);
+  if (!st) throw Error("rank " + std::to_string(rank_) + " does not hold the stage of `" + format(a) + "`");
+  return *st;
+}
+
+std::byte* Context::slot(bool gradient, int32_t mb, int32_t s) const {
+  if (s < 0 || s >= info_.stages) return nullptr;
+  std::byte* p = slots_[(static_cast<size_t>(gradient) * static_cast<size_t>(info_.microbatches) + static_cast<size_t>(mb)) *
+                            static_cast<size_t>(info_.stages) +
+                        static_cast<size_t>(s)];
+  return p;
+}
+
+// Where the output of `producer` lives: F(mb, s) writes stage s+1's input activation, a
+// backward of (mb, s) writes the gradient of stage s-1's output.
+std::byte* Context::output_slot(Action producer) const {
+  if (producer.kind == Kind::F) return slot(false, producer.mb, producer.stage + 1);
+  return slot(true, producer.mb, producer.stage - 1);
+}
+
+int64_t Context::now_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void Context::record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked) {
+  records_.push_back(OpRecord{code, a, b, group, start, now_ns(), blocked});
+}
+
+void Context::begin_step(std::chrono::steady_clock::time_point t0) {
+  t0_ = t0;
+  records_.clear();
+  final_grads_.clear();
+}
+
+namespace {
+
+void* payload(std::byte* slot) { return slot ? slot + kHeaderBytes : nullptr; }
+
+}  // namespace
+
+void Context::forward(int32_t mb, int32_t s) {
+  int64_t t = now_ns();
+  Action a = F(mb, s);
+  backend_.publish_status(OpStatus{OpCode::Forward, a, -1}.pack());
+  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  stage_of(a).forward(mb, s == 0 ? nullptr : payload(slot(false, mb, s)), payload(slot(false, mb, s + 1)));
+  record(OpCode::Forward, a, a, -1, t);
+}
+
+void Context::run_backward(Action a, bool with_weight) {
+  Stage& st = stage_of(a);
+  void* grad_out = payload(slot(true, a.mb, a.stage));
+  void* grad_in = payload(slot(true, a.mb, a.stage - 1));
+  if (with_weight) st.backward(a.mb, grad_out, grad_in);
+  else st.backward_input(a.mb, grad_out, grad_in);
+}
+
+void Context::backward_input(int32_t mb, int32_t s) {
+  int64_t t = now_ns();
+  Action a = B(mb, s);
+  backend_.publish_status(OpStatus{OpCode::BackwardInput, a, -1}.pack());
+  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  run_backward(a, false);
+  record(OpCode::BackwardInput, a, a, -1, t);
+}
+
+void Context::backward_weight(int32_t mb, int32_t s) {
+  int64_t t = now_ns();
+  Action a = W(mb, s);
+  backend_.publish_status(OpStatus{OpCode::BackwardWeight, a, -1}.pack());
+  stage_of(a).backward_weight(mb);
+  record(OpCode::BackwardWeight, a, a, -1, t);
+}
+
+void Context::backward(int32_t mb, int32_t s) {
+  int64_t t = now_ns();
+  Action a = BW(mb, s);
+  backend_.publish_status(OpStatus{OpCode::Backward, a, -1}.pack());
+  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  run_backward(a, true);
+  record(OpCode::Backward, a, a, -1, t);
+}
+
+void Context::overlapped(Action f, Action b) {
+  int64_t t = now_ns();
+  backend_.publish_status(OpStatus{OpCode::Overlapped, f, -1}.pack());
+  if (fault_throw_) throw Error("injected fault at `" + format(f) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  if (f.kind != Kind::F || !is_backward(b.kind))
+    throw Error("an overlapped unit needs a forward and a backward, got `" + format(f) + "` and `" + format(b) + "`");
+  Stage& fs = stage_of(f);
+  fs.overlapped(f.mb, f.stage == 0 ? nullptr : payload(slot(false, f.mb, f.stage)), payload(slot(false, f.mb, f.stage + 1)),
+                stage_of(b), b, payload(slot(true, b.mb, b.stage)), payload(slot(true, b.mb, b.stage - 1)));
+  record(OpCode::Overlapped, f, b, -1, t);
+}
+
+void Context::post(int32_t group, std::span<const Transfer> transfers) {
+  int64_t t = now_ns();
+  backend_.publish_status(OpStatus{OpCode::Post, {}, group}.pack());
+  if (group < 0 || static_cast<size_t>(group) >= groups_.size())
+    throw Error("rank " + std::to_string(rank_) + " posts group g" + std::to_string(group) + ", which its program does not have");
+  Group& g = *groups_[static_cast<size_t>(group)];
+  g.transfers.clear();
+  for (const Transfer& tr : transfers) {
+    std::byte* buf = output_slot(tr.producer);
+    if (!buf) throw Error("rank " + std::to_string(rank_) + " has no buffer for `" + format(tr) + "`");
+    if (tr.dir == Dir::Send) {
+      if (fault_drop_send_ > 0 && fault_drop_send_-- == 1) continue;  // testing: the message is lost
+      MessageHeader h;
+      h.kind = static_cast<int32_t>(tr.producer.kind);
+      h.mb = tr.producer.mb;
+      h.stage = tr.producer.stage;
+      h.seq = tr.seq;
+      h.src = rank_;
+      h.bytes = static_cast<int64_t>(boundary_bytes_);
+      std::memcpy(buf, &h, sizeof h);
+    }
+    g.transfers.push_back(PostedTransfer{tr, buf, boundary_bytes_});
+  }
+  backend_.post(group, g.transfers);
+  record(OpCode::Post, {}, {}, group, t);
+}
+
+void Context::wait(int32_t group, std::span<const Action> needs) {
+  int64_t t = now_ns();
+  backend_.publish_status(OpStatus{OpCode::Wait, {}, group}.pack());
+  const Group& g = *groups_[static_cast<size_t>(group)];
+  int32_t which[8];
+  size_t n = 0;
+  std::vector<int32_t> more;
+  for (const Action& a : needs) {
+    auto it = std::find_if(g.transfers.begin(), g.transfers.end(), [&](const PostedTransfer& p) { return p.transfer.producer == a; });
+    if (it == g.transfers.end())
+      throw Error("rank " + std::to_string(rank_) + " waits in g" + std::to_string(group) + " for `" + format(a) + "`, which g" +
+                  std::to_string(group) + " does not transfer");
+    int32_t idx = static_cast<int32_t>(it - g.transfers.begin());
+    if (n < 8) which[n++] = idx;
+    else more.push_back(idx);
+  }
+  if (more.empty()) {
+    backend_.wait(group, std::span<const int32_t>(which, n));
+  } else {
+    more.insert(more.begin(), which, which + n);
+    backend_.wait(group, more);
+  }
+  int64_t end = now_ns();
+  records_.push_back(OpRecord{OpCode::Wait, needs.empty() ? Action{} : needs.front(), {}, group, t, end, end - t});
+}
+
+void Context::wait_all() {
+  int64_t t = now_ns();
+  backend_.publish_status(OpStatus{OpCode::WaitAll, {}, -1}.pack());
+  backend_.wait_all();
+  int64_t end = now_ns();
+  records_.push_back(OpRecord{OpCode::WaitAll, {}, {}, -1, t, end, end - t});
+}
+
+std::vector<std::pair<int32_t, double>> Context::losses() const {
+  std::vector<std::pair<int32_t, double>> out;
+  for (int32_t mb = 0; mb < info_.microbatches; ++mb) {
+    int32_t d = info_.direction_of(mb);
+    if (info_.rank_of(d, info_.stages - 1) != rank_) continue;
+    out.emplace_back(mb, stage(d, info_.stages - 1)->loss(mb));
+  }
+  return out;
+}
+
+void Context::finish_step() {
+  const int32_t S = info_.stages, m = info_.microbatches;
+  std::vector<std::vector<std::byte>> partial(stages_.size());
+  for (int32_t d = 0; d < info_.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s) {
+      Stage* st = stage(d, s);
+      if (!st || st->gradient_bytes() == 0) continue;
+      std::vector<int32_t> mbs;
+      for (int32_t mb = 0; mb < m; ++mb)
+        if (info_.direction_of(mb) == d) mbs.push_back(mb);
+      auto& buf = partial[static_cast<size_t>(d * S + s)];
+      buf.resize(st->gradient_bytes());
+      st->reduce_gradients(mbs, buf.data());
+    }
+  // Stage by stage in ascending order, so that every pair of ranks exchanges in the same order.
+  for (int32_t s = 0; s < S; ++s)
+    for (int32_t d = 0; d < info_.num_directions(); ++d) {
+      Stage* st = stage(d, s);
+      if (!st || st->gradient_bytes() == 0) continue;
+      std::vector<std::byte> mine = partial[static_cast<size_t>(d * S + s)];
+      if (!info_.bidirectional) {
+        final_grads_.emplace_back(s, std::move(mine));
+        continue;
+      }
+      int32_t peer = info_.rank_of(1 - d, s);
+      std::vector<std::byte> theirs;
+      if (peer == rank_) {
+        if (d == 1) continue;  // both replicas here: summed once, below, by direction 0
+        theirs = partial[static_cast<size_t>(S + s)];
+      } else {
+        theirs.resize(mine.size());
+        backend_.exchange(peer, mine.data(), theirs.data(), mine.size());
+      }
+      std::vector<std::byte> sum(mine.size());
+      if (d == 0) st->add_gradients(mine.data(), theirs.data(), sum.data());
+      else st->add_gradients(theirs.data(), mine.data(), sum.data());
+      if (d == 0) final_grads_.emplace_back(s, std::move(sum));
+    }
+}
+
+void interpret(Context& ctx, const RankTable& table) {
+  for (int32_t i = 0; i < table.num_ops; ++i) {
+    const TableOp& op = table.ops[i];
+    switch (op.code) {
+      case OpCode::Forward: ctx.forward(op.a.mb, op.a.stage); break;
+      case OpCode::BackwardInput: ctx.backward_input(op.a.mb, op.a.stage); break;
+      case OpCode::BackwardWeight: ctx.backward_weight(op.a.mb, op.a.stage); break;
+      case OpCode::Backward: ctx.backward(op.a.mb, op.a.stage); break;
+      case OpCode::Overlapped: ctx.overlapped(op.a, op.b); break;
+      case OpCode::Post:
+        ctx.post(op.group, std::span<const Transfer>(table.transfers + op.first, static_cast<size_t>(op.count)));
+        break;
+      case OpCode::Wait: ctx.wait(op.group, std::span<const Action>(table.needs + op.first, static_cast<size_t>(op.count))); break;
+      case OpCode::WaitAll: ctx.wait_all(); break;
+    }
+  }
+}
+
+}  // namespace schedrt

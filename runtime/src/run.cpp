@@ -1,0 +1,339 @@
+// One rank's run: build its stages and Context, run the steps, gather at rank 0, and there
+// compare with the sequential reference (--check), print the report and write the trace.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "run_internal.h"
+#include "schedrt/context.h"
+#include "schedrt/trace.h"
+
+namespace schedrt {
+namespace {
+
+class Writer {
+ public:
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void blob(const std::vector<std::byte>& b) {
+    i64(static_cast<int64_t>(b.size()));
+    raw(b.data(), b.size());
+  }
+  void raw(const void* p, size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    buf_.insert(buf_.end(), b, b + n);
+  }
+  std::vector<std::byte> take() { return std::move(buf_); }
+
+ private:
+  std::vector<std::byte> buf_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<std::byte>& b) : b_(b) {}
+  int64_t i64() { return get<int64_t>(); }
+  double f64() { return get<double>(); }
+  std::vector<std::byte> blob() {
+    size_t n = static_cast<size_t>(i64());
+    std::vector<std::byte> out(b_.begin() + static_cast<long>(pos_), b_.begin() + static_cast<long>(pos_ + n));
+    pos_ += n;
+    return out;
+  }
+  template <class T>
+  T get() {
+    T v;
+    std::memcpy(&v, b_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+
+ private:
+  const std::vector<std::byte>& b_;
+  size_t pos_ = 0;
+};
+
+// What one rank reports to rank 0.
+struct RankResult {
+  int32_t rank = 0;
+  int64_t busy_ns = 0;  // last step: time in ops minus time blocked in the backend
+  std::vector<int64_t> step_end_ns;
+  std::vector<std::pair<int32_t, double>> losses;
+  std::vector<std::pair<int32_t, std::vector<std::byte>>> grads;
+  std::vector<OpRecord> records;
+};
+
+std::vector<std::byte> serialize(const RankResult& r) {
+  Writer w;
+  w.i64(r.rank);
+  w.i64(r.busy_ns);
+  w.i64(static_cast<int64_t>(r.step_end_ns.size()));
+  for (int64_t t : r.step_end_ns) w.i64(t);
+  w.i64(static_cast<int64_t>(r.losses.size()));
+  for (auto [mb, l] : r.losses) w.i64(mb), w.f64(l);
+  w.i64(static_cast<int64_t>(r.grads.size()));
+  for (const auto& [s, g] : r.grads) w.i64(s), w.blob(g);
+  w.i64(static_cast<int64_t>(r.records.size()));
+  for (const OpRecord& rec : r.records) w.raw(&rec, sizeof rec);
+  return w.take();
+}
+
+RankResult deserialize(const std::vector<std::byte>& b) {
+  Reader rd(b);
+  RankResult r;
+  r.rank = static_cast<int32_t>(rd.i64());
+  r.busy_ns = rd.i64();
+  for (int64_t n = rd.i64(); n > 0; --n) r.step_end_ns.push_back(rd.i64());
+  for (int64_t n = rd.i64(); n > 0; --n) {
+    int32_t mb = static_cast<int32_t>(rd.i64());
+    r.losses.emplace_back(mb, rd.f64());
+  }
+  for (int64_t n = rd.i64(); n > 0; --n) {
+    int32_t s = static_cast<int32_t>(rd.i64());
+    r.grads.emplace_back(s, rd.blob());
+  }
+  for (int64_t n = rd.i64(); n > 0; --n) r.records.push_back(rd.get<OpRecord>());
+  return r;
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::vector<TraceEvent> trace_events(const std::vector<RankResult>& results) {
+  std::vector<TraceEvent> out;
+  static const char* const kKinds[] = {"F", "B", "W", "BW"};
+  for (const RankResult& r : results)
+    for (const OpRecord& rec : r.records) {
+      TraceEvent e;
+      e.rank = r.rank;
+      e.ts_us = static_cast<double>(rec.start_ns) / 1e3;
+      e.dur_us = static_cast<double>(rec.end_ns - rec.start_ns) / 1e3;
+      switch (rec.code) {
+        case OpCode::Overlapped:
+          e.name = "(" + format(rec.a) + " " + format(rec.b) + ")";
+          e.kind = "FB";
+          e.microbatch = rec.a.mb;
+          e.stage = rec.a.stage;
+          break;
+        case OpCode::Post:
+          e.thread = TraceThread::Comm;
+          e.name = "post g" + std::to_string(rec.group);
+          e.kind = "post";
+          break;
+        case OpCode::Wait:
+          e.thread = TraceThread::Comm;
+          e.name = "wait g" + std::to_string(rec.group) + " (" + format(rec.a) + ")";
+          e.kind = "wait";
+          break;
+        case OpCode::WaitAll:
+          e.thread = TraceThread::Comm;
+          e.name = "wait all";
+          e.kind = "wait";
+          break;
+        default:
+          e.name = format(rec.a);
+          e.kind = kKinds[static_cast<int>(rec.a.kind)];
+          e.microbatch = rec.a.mb;
+          e.stage = rec.a.stage;
+      }
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
+struct Comparison {
+  bool complete = true;
+  double max_abs = 0;
+  double max_rel = 0;
+};
+
+Comparison compare(const ProgramInfo& info, const StageConfig& cfg, const std::vector<RankResult>& results,
+                   const Reference& ref) {
+  Comparison c;
+  auto probe = make_stage(cfg, 0);
+  std::vector<const std::vector<std::byte>*> grads(static_cast<size_t>(info.stages), nullptr);
+  for (const RankResult& r : results)
+    for (const auto& [s, g] : r.grads) grads[static_cast<size_t>(s)] = &g;
+  for (int32_t s = 0; s < info.stages; ++s) {
+    const auto* g = grads[static_cast<size_t>(s)];
+    const auto& want = ref.gradients[static_cast<size_t>(s)];
+    if (!g) {
+      c.complete = false;
+      continue;
+    }
+    std::vector<double> got = probe->gradient_values(g->data());
+    if (got.size() != want.size()) {
+      c.complete = false;
+      continue;
+    }
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      diff = std::max(diff, std::abs(got[i] - want[i]));
+      scale = std::max(scale, std::abs(want[i]));
+    }
+    c.max_abs = std::max(c.max_abs, diff);
+    c.max_rel = std::max(c.max_rel, scale > 0 ? diff / scale : diff);
+  }
+  return c;
+}
+
+int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, const StageConfig& cfg,
+           const std::vector<RankResult>& results) {
+  const int32_t m = info.microbatches;
+  std::vector<double> mb_loss(static_cast<size_t>(m), 0.0);
+  for (const RankResult& r : results)
+    for (auto [mb, l] : r.losses) mb_loss[static_cast<size_t>(mb)] = l;
+  double loss = 0;
+  for (double l : mb_loss) loss += l;
+  loss /= m;
+  size_t steps = results.front().step_end_ns.size();
+  std::vector<double> makespans(steps, 0.0);
+  int64_t ops = 0, busy = 0;
+  for (const RankResult& r : results) {
+    for (size_t k = 0; k < steps; ++k) makespans[k] = std::max(makespans[k], static_cast<double>(r.step_end_ns[k]) / 1e9);
+    ops += static_cast<int64_t>(r.records.size());
+    busy += r.busy_ns;
+  }
+  double measured = makespans.back();
+  double simulated_s = info.simulated_makespan * opt.ms_per_unit / 1e3;
+  bool synthetic = cfg.kind == StageKind::Synthetic;
+  bool mlp = cfg.kind == StageKind::Mlp;
+  bool ok = true;
+  Reference ref;
+  Comparison cmp;
+  double loss_rel = 0;
+  double tolerance = cfg.dtype == Dtype::F64 ? 1e-12 : 1e-5;
+  if (opt.check) {
+    ref = run_reference(info, cfg);
+    cmp = compare(info, cfg, results, ref);
+    loss_rel = std::abs(loss - ref.loss) / std::max(std::abs(ref.loss), 1e-300);
+    ok = cmp.complete && cmp.max_rel <= tolerance && loss_rel <= tolerance;
+  }
+  double ns_per_op = ops ? static_cast<double>(busy) / static_cast<double>(ops) : 0;
+  if (opt.format == "json") {
+    std::ostringstream o;
+    o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << quote(backend.name())
+      << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << quote(to_string(cfg.kind))
+      << ", \"dtype\": " << quote(to_string(cfg.dtype)) << ", \"steps\": " << steps
+      << ", \"interpret\": " << (opt.interpret ? "true" : "false") << ", \"loss\": " << (mlp ? num(loss) : "null")
+      << ", \"reference_loss\": " << (opt.check ? num(ref.loss) : "null")
+      << ", \"max_abs_grad_diff\": " << (opt.check ? num(cmp.max_abs) : "null")
+      << ", \"max_rel_grad_diff\": " << (opt.check ? num(cmp.max_rel) : "null")
+      << ", \"tolerance\": " << (opt.check ? num(tolerance) : "null")
+      << ", \"measured_makespan_s\": " << num(measured) << ", \"step_makespans_s\": [";
+    for (size_t k = 0; k < steps; ++k) o << (k ? ", " : "") << num(makespans[k]);
+    o << "], \"simulated_makespan\": " << num(info.simulated_makespan) << ", \"ms_per_unit\": " << num(opt.ms_per_unit)
+      << ", \"simulated_makespan_s\": " << num(simulated_s)
+      << ", \"fidelity\": " << (synthetic && simulated_s > 0 ? num(measured / simulated_s) : "null")
+      << ", \"ops\": " << ops << ", \"busy_ns_per_op\": " << num(ns_per_op) << "}\n";
+    std::cout << o.str() << std::flush;
+  } else {
+    std::ostringstream o;
+    o << "schedrt: " << info.source << ": " << info.ranks << " ranks on " << backend.name() << ", stage "
+      << to_string(cfg.kind);
+    if (mlp) o << " (" << to_string(cfg.dtype) << ", h=" << cfg.hidden << ", " << cfg.layers << " layers, batch " << cfg.batch << ")";
+    o << ", " << m << " microbatches, " << steps << (steps == 1 ? " step" : " steps") << "\n";
+    if (mlp) o << "  loss " << num(loss) << (opt.check ? " (reference " + num(ref.loss) + ")" : "") << "\n";
+    if (opt.check)
+      o << "  gradients vs sequential reference: max abs diff " << num(cmp.max_abs) << ", max rel diff " << num(cmp.max_rel)
+        << " (tolerance " << num(tolerance) << "): " << (ok ? "ok" : "MISMATCH") << "\n";
+    o << "  measured makespan " << num(measured * 1e3) << " ms";
+    if (synthetic) o << ", simulated " << num(simulated_s * 1e3) << " ms (ratio " << num(measured / simulated_s) << ")";
+    else o << "; simulated makespan " << num(info.simulated_makespan) << " units";
+    o << "\n  executor: " << ops << " ops, " << num(ns_per_op) << " ns busy per op\n";
+    std::cout << o.str() << std::flush;
+  }
+  if (!opt.trace_path.empty()) {
+    std::vector<std::pair<std::string, std::string>> meta = {
+        {"source", quote(info.source)},  {"measured", "true"},
+        {"backend", quote(backend.name())}, {"stage", quote(to_string(cfg.kind))},
+        {"makespan_s", num(measured)},     {"simulated_makespan", num(info.simulated_makespan)},
+        {"ms_per_unit", num(opt.ms_per_unit)}};
+    std::ofstream f(opt.trace_path, std::ios::binary | std::ios::trunc);
+    f << trace_json(trace_events(results), info.ranks, meta);
+    if (!f) {
+      std::cerr << "schedrt: error: cannot write the trace to `" << opt.trace_path << "`\n";
+      return 1;
+    }
+  }
+  if (opt.check && !cmp.complete) std::cerr << "schedrt: error: some stage's gradient is missing from the results\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
+  StageConfig c;
+  c.kind = o.stage == "synthetic" ? StageKind::Synthetic : o.stage == "noop" ? StageKind::Noop : StageKind::Mlp;
+  c.hidden = o.hidden;
+  c.layers = o.layers;
+  c.batch = o.batch;
+  c.dtype = o.dtype == "fp32" ? Dtype::F32 : Dtype::F64;
+  c.seed = o.seed;
+  c.ms_per_unit = o.ms_per_unit;
+  c.num_stages = info.stages;
+  c.microbatches = info.microbatches;
+  auto copy = [&](const double* p) { return p ? std::vector<double>(p, p + info.stages) : std::vector<double>(); };
+  c.cost_f = copy(info.cost_f);
+  c.cost_b = copy(info.cost_b);
+  c.cost_w = copy(info.cost_w);
+  c.cost_fb = copy(info.cost_fb);
+  return c;
+}
+
+int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) {
+  const int32_t rank = backend.rank(), S = info.stages;
+  StageConfig cfg = stage_config(info, opt);
+  std::vector<std::unique_ptr<Stage>> stages(static_cast<size_t>(info.num_directions() * S));
+  for (int32_t d = 0; d < info.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s)
+      if (info.rank_of(d, s) == rank) stages[static_cast<size_t>(d * S + s)] = make_stage(cfg, s);
+  Context ctx(info, backend, std::move(stages), opt);
+  const RankTable* table = info.tables ? &info.tables[rank] : nullptr;
+  if (opt.interpret && !table) throw Error("--interpret: this executable was generated without op tables");
+  RankResult result;
+  result.rank = rank;
+  for (int32_t step = 0; step < opt.steps; ++step) {
+    backend.barrier();
+    int64_t blocked_before = backend.blocked_ns();
+    ctx.begin_step(std::chrono::steady_clock::now());
+    if (opt.interpret) interpret(ctx, *table);
+    else info.rank_fns[rank](ctx);
+    int64_t blocked = backend.blocked_ns() - blocked_before;
+    int64_t end = ctx.records().empty() ? 0 : ctx.records().back().end_ns;
+    result.step_end_ns.push_back(end);
+    int64_t busy = 0;
+    for (const OpRecord& r : ctx.records()) busy += r.end_ns - r.start_ns;
+    result.busy_ns = busy - blocked;
+    ctx.finish_step();
+  }
+  result.losses = ctx.losses();
+  result.grads = ctx.gradients();
+  result.records = ctx.records();
+  auto blobs = backend.gather(serialize(result));
+  if (rank != 0) return 0;
+  std::vector<RankResult> results;
+  for (const auto& b : blobs) results.push_back(deserialize(b));
+  return report(backend, info, opt, cfg, results);
+}
+
+}  // namespace schedrt

@@ -1,0 +1,29 @@
+#pragma once
+// The runner (internal to schedrt): one rank's step loop, and the report rank 0 assembles.
+
+#include <string>
+
+#include "schedrt/backend.h"
+#include "schedrt/program.h"
+#include "schedrt/stage.h"
+
+namespace schedrt {
+
+/// The stage settings of a run.
+StageConfig stage_config(const ProgramInfo& info, const RunOptions& options);
+
+/// Runs `options.steps` steps of rank `backend.rank()`'s program, gathers every rank's results at
+/// rank 0, and there prints the report (and writes the trace). Returns the exit code on rank 0.
+int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& options);
+
+/// Runs the whole model sequentially in this process (every microbatch through every stage, in
+/// microbatch order) and returns the loss and, per stage, the gradient summed in the canonical
+/// order: microbatches in ascending order, direction 0's sum plus direction 1's for bidirectional
+/// problems. This is what `--check` compares with.
+struct Reference {
+  double loss = 0;
+  std::vector<std::vector<double>> gradients;  // [stage]
+};
+Reference run_reference(const ProgramInfo& info, const StageConfig& config);
+
+}  // namespace schedrt

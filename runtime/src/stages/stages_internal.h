@@ -1,0 +1,18 @@
+#pragma once
+// Constructors of the stages schedrt ships (one file each).
+
+#include <memory>
+
+#include "schedrt/stage.h"
+
+namespace schedrt {
+
+std::unique_ptr<Stage> make_mlp_stage(const StageConfig& config, int32_t stage);
+std::unique_ptr<Stage> make_synthetic_stage(const StageConfig& config, int32_t stage);
+std::unique_ptr<Stage> make_noop_stage(const StageConfig& config, int32_t stage);
+
+/// Deterministic uniform numbers in [-1, 1) from (seed, stream, index): the same on every rank,
+/// in every process, whatever the order of calls.
+double uniform_hash(uint64_t seed, uint64_t stream, uint64_t index);
+
+}  // namespace schedrt
