@@ -5,6 +5,7 @@
 #include "ir/json_io.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
+#include "tools/schedc/executor.h"
 
 namespace schedc::driver {
 
@@ -17,8 +18,8 @@ void add_schedule_command(CLI::App& app, int& rc) {
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
   cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
-  cmd->add_option("--format", opts->format, "json | torch-csv | text | perfetto | svg")
-      ->check(CLI::IsMember({"json", "torch-csv", "text", "perfetto", "svg"}));
+  cmd->add_option("--format", opts->format, "json | torch-csv | text | perfetto | svg | program")
+      ->check(CLI::IsMember({"json", "torch-csv", "text", "perfetto", "svg", "program"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->problem.add_to(*cmd);
   opts->schedule.add_to(*cmd);
@@ -38,6 +39,15 @@ void add_schedule_command(CLI::App& app, int& rc) {
     else if (f == "text") out = codegen::emit_text(*sched, t);
     else if (f == "perfetto") out = codegen::emit_perfetto(*sched, t);
     else if (f == "svg") out = codegen::emit_svg(*sched, t);
+    else if (f == "program") {
+      int code = kInputError;
+      auto prog = lower_verified(s, *in, *sched, &code);
+      if (!prog) {
+        rc = s.finish(code);
+        return;
+      }
+      out = ir::format_program(*prog);
+    }
     rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });
 }

@@ -13,5 +13,8 @@ void add_show_command(CLI::App& app, int& rc);
 void add_schedule_command(CLI::App& app, int& rc);
 void add_import_command(CLI::App& app, int& rc);
 void add_families_command(CLI::App& app, int& rc);
+void add_emit_command(CLI::App& app, int& rc);
+void add_build_command(CLI::App& app, int& rc);
+void add_run_command(CLI::App& app, int& rc);
 
 }  // namespace schedc::driver

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   add_schedule_command(app, rc);
   add_import_command(app, rc);
   add_families_command(app, rc);
+  add_emit_command(app, rc);
+  add_build_command(app, rc);
+  add_run_command(app, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,69 @@
+#pragma once
+// The steps `schedc emit`, `build` and `run` share after obtain_schedule: read the runtime block
+// and flags, lower, verify the program, emit C++; and building that C++ (cached by content) and
+// launching it on a backend.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "codegen/emit_cpp.h"
+#include "codegen/runtime_config.h"
+#include "ir/program.h"
+#include "tools/schedc/driver.h"
+
+namespace schedc::driver {
+
+/// The runtime settings on the command line; they override the spec's runtime block.
+struct RuntimeFlags {
+  std::optional<std::string> backend, stage, dtype, trace;
+  std::optional<int> hidden, layers, batch, steps;
+  std::optional<int64_t> seed;
+  std::optional<double> ms_per_unit, timeout;
+
+  void add_to(CLI::App& cmd, bool with_trace);
+  void apply(codegen::RuntimeConfig& c) const;
+};
+
+/// A schedule lowered, verified and emitted as C++.
+struct Executor {
+  ir::Schedule schedule;
+  ir::Program program;
+  codegen::RuntimeConfig runtime;
+  std::vector<codegen::EmittedFile> files;
+};
+
+/// How the input names itself in generated headers: the path, or the flags that made it.
+std::string source_name(const std::string& path, const ProblemFlags& problem, const ScheduleFlags& schedule);
+
+/// Lowers `sched`, verifies the program (a deadlock or malformed program is reported as an
+/// internal error: *code = kInternalError), reads the runtime block (+ `flags` when given) and
+/// emits C++. nullopt after reporting, with *code set.
+std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule sched, const RuntimeFlags* flags,
+                                      const std::string& source, int* code);
+
+/// Lowers and verifies only (for `schedule --format program`).
+std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched, int* code);
+
+struct BuildSettings {
+  std::string cache_dir;  // "" = $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc
+  bool verbose = false;
+};
+
+/// Compiles the emitted files with the compiler schedc was configured with, against schedrt, and
+/// returns the executable's path in the cache (reused when the same content was built before).
+/// Compiler errors are reported with kind `build`.
+std::optional<std::string> build_executor(Session& s, const std::vector<codegen::EmittedFile>& files,
+                                          const BuildSettings& settings);
+
+/// Runs `argv` and returns its exit status (128 + N when killed by signal N, 127 when it cannot
+/// start). `output`, when given, receives stdout and stderr instead of the terminal.
+int run_process(const std::vector<std::string>& argv, const std::string* output_file = nullptr);
+
+/// The mpirun command line for `ranks` processes of `exe` on this machine (adds
+/// --allow-run-as-root as root and --oversubscribe).
+std::vector<std::string> mpirun_command(int32_t ranks);
+
+}  // namespace schedc::driver
