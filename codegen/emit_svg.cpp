@@ -23,10 +23,12 @@ constexpr double kBoxHeight = 20;
 constexpr double kMinChart = 480;     // chart width bounds, in pixels
 constexpr double kTargetChart = 960;
 constexpr double kMaxChart = 3600;
-constexpr double kMinLabelBox = 22;   // a unit-length action gets at least this width when possible
 constexpr double kLabelFont = 10;
 constexpr double kCharWidth = 0.64 * kLabelFont;  // digits in common sans fonts, generously
 constexpr double kMinLegendWidth = 720;
+
+// Pixels a box needs to show `label`.
+double label_width(const std::string& label) { return static_cast<double>(label.size()) * kCharWidth + 3; }
 
 std::string num(double v) { return format_number(std::round(v * 100) / 100); }
 
@@ -48,22 +50,37 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-// CSS class of a box: the kind, `FB` for an overlapped unit; direction 1 of a bidirectional
-// problem gets the lighter tint (`F d1`).
-std::string css_class(const ir::Problem& p, ir::Action a) {
-  std::string c(ir::to_string(a.kind));
-  if (p.direction_of(a.mb) == 1) c += " d1";
-  return c;
-}
+// Which boxes get the lighter tint (`F lt`): direction 1 of a bidirectional problem, else the odd
+// stages of each rank (its 2nd, 4th, ... model chunk) when a rank holds several, so that chunks
+// stay apart where a label cannot name the stage.
+class Tint {
+ public:
+  explicit Tint(const ir::Problem& p) : p_(p), chunk_(static_cast<size_t>(p.num_stages()), 0) {
+    std::vector<int32_t> held(static_cast<size_t>(p.ranks), 0);
+    for (int32_t s = 0; s < p.num_stages(); ++s) chunk_[static_cast<size_t>(s)] = held[p.rank_of(0, ir::StageId(s)).index()]++;
+  }
+  bool lighter(ir::Action a) const {
+    if (p_.direction == ir::Direction::Bidirectional) return p_.direction_of(a.mb) == 1;
+    return chunk_[a.stage.index()] % 2 == 1;
+  }
+  const char* legend() const {
+    if (p_.direction == ir::Direction::Bidirectional) return "lighter: direction 1";
+    return p_.stages_per_rank == 2 ? "lighter: a rank's second stage" : "lighter: a rank's 2nd, 4th, ... stage";
+  }
+
+ private:
+  const ir::Problem& p_;
+  std::vector<int32_t> chunk_;
+};
 
 struct Box {
   int32_t rank = 0;
   int64_t start = 0, end = 0;
   std::string css, title;
-  std::vector<std::string> labels;  // longest first; the first that fits is drawn
+  std::vector<std::string> labels;  // with the stage (when it is shown) first, then the microbatch only
 };
 
-std::vector<Box> build_boxes(const ir::Schedule& s, const ir::Timeline& t) {
+std::vector<Box> build_boxes(const ir::Schedule& s, const ir::Timeline& t, const Tint& tint) {
   const ir::Problem& p = s.problem;
   const bool stage = p.stages_per_rank > 1 || p.direction == ir::Direction::Bidirectional;
   auto mb = [](ir::Action a) { return std::to_string(a.mb.value); };
@@ -85,7 +102,7 @@ std::vector<Box> build_boxes(const ir::Schedule& s, const ir::Timeline& t) {
         if (stage) b.labels.push_back(mb_stage(a) + "|" + mb_stage(other));
         b.labels.push_back(mb(a) + "|" + mb(other));
       } else {
-        b.css = css_class(p, a);
+        b.css = std::string(ir::to_string(a.kind)) + (tint.lighter(a) ? " lt" : "");
         b.title = ir::format_action(a) + interval;
         if (stage) b.labels.push_back(mb_stage(a));
         b.labels.push_back(mb(a));
@@ -117,23 +134,24 @@ struct Legend {
 std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   const ir::Problem& p = s.problem;
   const ir::Metrics& m = t.metrics;
-  std::vector<Box> boxes = build_boxes(s, t);
+  const Tint tint(p);
+  std::vector<Box> boxes = build_boxes(s, t, tint);
 
   // Horizontal scale: roughly kTargetChart wide, the shortest action wide enough for a label, and
   // never wider than kMaxChart (then labels that do not fit are left to the hover title).
   double makespan = m.makespan;
-  double shortest = 0;
-  for (const Box& b : boxes)
-    if (b.end > b.start) {
-      double d = t.time(b.end - b.start);
-      shortest = shortest == 0 ? d : std::min(shortest, d);
-    }
   double scale = 1;  // pixels per time unit
   if (makespan > 0) {
     scale = kTargetChart / makespan;
-    if (shortest > 0) scale = std::max(scale, kMinLabelBox / shortest);
+    for (const Box& b : boxes)
+      if (b.end > b.start)
+        scale = std::max(scale, label_width(b.labels.front()) / t.time(b.end - b.start));
     scale = std::min(scale, kMaxChart / makespan);
   }
+  // One label style for the whole chart: with the stage only when every box has room for it.
+  size_t level = 0;
+  for (const Box& b : boxes)
+    if (b.end > b.start && label_width(b.labels.front()) > t.time(b.end - b.start) * scale + 0.01) level = 1;
   const double chart = std::max(kMinChart, makespan * scale);
   const double width = std::max(kLeft + chart + kRight, kMinLegendWidth);
   const double rows_bottom = kTop + kRowHeight * p.ranks;
@@ -151,13 +169,13 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
                         std::to_string(p.stages_per_rank) + (p.stages_per_rank == 1 ? " stage" : " stages") +
                         " per rank (" + std::string(ir::to_string(p.placement)) + "), " +
                         std::to_string(p.microbatches) + (p.microbatches == 1 ? " microbatch, " : " microbatches, ") +
-                        std::string(ir::to_string(p.direction)) + ", " + std::string(ir::to_string(p.backward)) +
-                        " backward";
+                        (p.direction == ir::Direction::Single ? "single direction, " : "bidirectional, ") +
+                        std::string(ir::to_string(p.backward)) + " backward";
   out += "<title>schedc schedule: " + escape(summary) + "</title>\n";
   out += "<style>\n"
          ".box{stroke:#ffffff;stroke-width:1}\n"
          ".F{fill:#7eaad8}.B{fill:#f2a766}.W{fill:#94c973}.BW{fill:#e57373}.FB{fill:#a98bd4}\n"
-         ".F.d1{fill:#bfd6ee}.B.d1{fill:#f8d2b0}.W.d1{fill:#c9e4b8}.BW.d1{fill:#f2b8b8}\n"
+         ".F.lt{fill:#bfd6ee}.B.lt{fill:#f8d2b0}.W.lt{fill:#c9e4b8}.BW.lt{fill:#f2b8b8}\n"
          ".lbl{font-size:10px;text-anchor:middle;fill:#1a1a1a}\n"
          ".row{fill:#f0f0f0}.grid{stroke:#d8d8d8;stroke-width:1}.axis{stroke:#555555;stroke-width:1}\n"
          ".tick{font-size:10px;text-anchor:middle;fill:#333333}.name{fill:#222222}\n"
@@ -198,12 +216,10 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
            "\" height=\"" + num(kBoxHeight) + "\" data-rank=\"" + std::to_string(b.rank) + "\" data-start=\"" +
            format_number(t.time(b.start)) + "\" data-end=\"" + format_number(t.time(b.end)) + "\"><title>" +
            escape(b.title) + "</title></rect>\n";
-    for (const std::string& label : b.labels) {
-      if (label.size() * kCharWidth + 4 > w) continue;
+    const std::string& label = b.labels[std::min(level, b.labels.size() - 1)];
+    if (label_width(label) <= w + 0.01)
       out += "<text class=\"lbl\" x=\"" + num(x + w / 2) + "\" y=\"" + num(y + kBoxHeight / 2 + 3.5) + "\">" +
              escape(label) + "</text>\n";
-      break;
-    }
   }
   out += "<line class=\"axis\" x1=\"" + num(kLeft) + "\" y1=\"" + num(axis_y) + "\" x2=\"" + num(kLeft + chart) +
          "\" y2=\"" + num(axis_y) + "\"/>\n";
@@ -225,15 +241,13 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
     out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">" + entry.text + "</text>\n";
     lx += 19 + std::string_view(entry.text).size() * 6.6 + 18;
   }
-  bool second_direction =
-      std::any_of(boxes.begin(), boxes.end(), [](const Box& b) { return b.css.ends_with(" d1"); });
-  if (second_direction) {
-    out += "<rect class=\"box F d1\" x=\"" + num(lx) + "\" y=\"" + num(legend_y - 11) +
+  if (std::any_of(boxes.begin(), boxes.end(), [](const Box& b) { return b.css.ends_with(" lt"); })) {
+    out += "<rect class=\"box F lt\" x=\"" + num(lx) + "\" y=\"" + num(legend_y - 11) +
            "\" width=\"14\" height=\"14\"/>\n";
-    out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">lighter: direction 1</text>\n";
+    out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">" + escape(tint.legend()) + "</text>\n";
   }
-  std::string metrics = "makespan " + format_number(m.makespan) + "   bubble ratio " + fixed(m.bubble_ratio, 3) +
-                        "   max rank span " + format_number(m.max_rank_span) + "   span bubble rate " +
+  std::string metrics = "makespan " + format_number(m.makespan) + " \u00b7 bubble ratio " + fixed(m.bubble_ratio, 3) +
+                        " \u00b7 max rank span " + format_number(m.max_rank_span) + " \u00b7 span bubble rate " +
                         fixed(m.span_bubble_rate, 3);
   out += "<text x=\"8\" y=\"" + num(legend_y + 22) + "\">" + metrics + "</text>\n";
   std::string peaks;

@@ -80,7 +80,7 @@ TEST_CASE("svg: small fused schedule, boxes, labels, legend and metrics") {
   CHECK(svg.ends_with("</svg>\n"));
   check_positions(s, t, boxes_of(svg));
   CHECK(count(svg, "<text class=\"lbl\"") == 8);  // wide boxes: every microbatch number fits
-  CHECK(svg.find(">makespan 9   bubble ratio 0.333") != std::string::npos);
+  CHECK(svg.find(">makespan 9 \u00b7 bubble ratio 0.333") != std::string::npos);
   CHECK(svg.find(">peak memory per rank: 2, 1<") != std::string::npos);
   CHECK(svg.find("BW fused backward") != std::string::npos);
   CHECK(svg.find("W weight-gradient") == std::string::npos);  // only the kinds used
@@ -98,6 +98,10 @@ TEST_CASE("svg: large V-shape schedule keeps the scale and stays within bounds")
   std::smatch m;
   REQUIRE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*width="([0-9.]+)")re")));
   CHECK(std::stod(m[1]) <= 72 + 3600 + 96);
+  // The V's second leg (stages 8..15, each rank's second stage) is tinted: F, B and W of 32
+  // microbatches on 8 stages, and the legend swatch.
+  CHECK(count(svg, " lt\" x=") == 32 * 8 * 3 + 1);
+  CHECK(svg.find("lighter: a rank's second stage") != std::string::npos);
 }
 
 TEST_CASE("svg: bidirectional and overlapped schedules") {
@@ -106,7 +110,7 @@ TEST_CASE("svg: bidirectional and overlapped schedules") {
   ir::Timeline tb = test::timeline(bi);
   std::string svg = codegen::emit_svg(bi, tb);
   check_positions(bi, tb, boxes_of(svg));
-  CHECK(count(svg, " d1\" x=") == 8 * 4 * 2 / 2 + 1);  // direction 1's actions and the legend swatch
+  CHECK(count(svg, " lt\" x=") == 8 * 4 * 2 / 2 + 1);  // direction 1's actions and the legend swatch
   CHECK(svg.find("lighter: direction 1") != std::string::npos);
   CHECK(svg.find(">3.s2<") != std::string::npos);  // bidirectional labels name the stage
 
