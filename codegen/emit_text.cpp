@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kTerminalWidth = 120;
 // Above this many cells the exact quantum is abandoned for a rounded one (positions approximate).
 constexpr int64_t kMaxCells = 2000;
-constexpr size_t kMinCellWidth = 2;  // `.` and a space
+constexpr size_t kMinCellWidth = 1;  // wider when a label needs it
 constexpr size_t kMaxCellWidth = 16;
 
 // One drawn step of a rank: an action, or an overlapped unit of two.
@@ -23,6 +23,7 @@ struct Unit {
   int64_t start = 0, end = 0;  // ticks
   int64_t first = 0, last = 0;  // cells [first, last)
   std::string label;
+  size_t label_band = 0;  // the band whose piece of the unit shows the label
 };
 
 std::string fixed(double v, int digits) {
@@ -130,24 +131,6 @@ Grid layout(std::vector<std::vector<Unit>>& units, int64_t makespan) {
   return g;
 }
 
-// A rank's whole line: `.` in idle cells, a label then `-` over the cells an action continues in.
-std::string render_rank(const std::vector<Unit>& units, const Grid& g) {
-  std::string line(static_cast<size_t>(g.cells) * g.width, ' ');
-  std::vector<char> busy(static_cast<size_t>(g.cells), 0);
-  for (const Unit& u : units) {
-    if (u.last == u.first) continue;
-    size_t col = static_cast<size_t>(u.first) * g.width;
-    size_t usable = static_cast<size_t>(u.last - u.first) * g.width - 1;
-    std::string text = u.label.substr(0, usable);
-    if (u.last - u.first > 1) text += std::string(usable - text.size(), '-');
-    line.replace(col, text.size(), text);
-    for (int64_t c = u.first; c < u.last; ++c) busy[static_cast<size_t>(c)] = 1;
-  }
-  for (size_t c = 0; c < busy.size(); ++c)
-    if (!busy[c]) line[c * g.width] = '.';
-  return line;
-}
-
 std::string rstrip(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
@@ -172,16 +155,29 @@ std::string header(const ir::Schedule& s, const ir::Timeline& t, const Grid& g) 
   return out;
 }
 
-std::string axis(const ir::Timeline& t, const Grid& g, int64_t first, int64_t last, size_t prefix) {
+// Cells between two time labels: the smallest round time step (1, 2 or 5 times a power of ten
+// time units, a whole number of cells) whose labels all fit with a space between them.
+int64_t tick_cells(const ir::Timeline& t, const Grid& g) {
+  for (int64_t step = 1;; step *= 10)
+    for (int64_t m : {1, 2, 5}) {
+      int64_t ticks = m * step;
+      if (ticks % g.quantum != 0) continue;
+      int64_t k = ticks / g.quantum;
+      size_t widest = 0;
+      for (int64_t c = 0; c < g.cells; c += k) widest = std::max(widest, format_number(t.time(c * g.quantum)).size());
+      if (static_cast<size_t>(k) * g.width >= widest + 1 || k >= g.cells) return k;
+    }
+}
+
+std::string axis(const ir::Timeline& t, const Grid& g, int64_t every, int64_t first, int64_t last, size_t prefix) {
   std::string line = pad_right("time", prefix);
-  size_t next_free = prefix;
   const size_t end = prefix + static_cast<size_t>(last - first) * g.width;
   for (int64_t c = first; c < last; ++c) {
+    if (c % every != 0) continue;
     size_t col = prefix + static_cast<size_t>(c - first) * g.width;
     std::string label = format_number(t.time(c * g.quantum));
-    if (col < next_free || col + label.size() > end) continue;
+    if (col + label.size() > end) continue;
     line = pad_right(line, col) + label;
-    next_free = col + label.size() + 1;
   }
   return line;
 }
@@ -208,6 +204,74 @@ std::string metrics(const ir::Timeline& t) {
   return out;
 }
 
+
+// Where the grid is cut into bands of at most `per_band` cells: where no action crosses when
+// such a cell exists in the band's second half.
+std::vector<std::pair<int64_t, int64_t>> bands(const std::vector<std::vector<Unit>>& units, const Grid& g,
+                                                int64_t per_band) {
+  std::vector<char> crossed(static_cast<size_t>(g.cells) + 1, 0);
+  for (const auto& rank : units)
+    for (const Unit& u : rank)
+      for (int64_t c = u.first + 1; c < u.last; ++c) crossed[static_cast<size_t>(c)] = 1;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t first = 0, last = 0; first < g.cells; first = last) {
+    last = std::min(g.cells, first + per_band);
+    if (last < g.cells) {
+      int64_t cut = last;
+      while (cut > first + per_band / 2 && crossed[static_cast<size_t>(cut)]) --cut;
+      if (!crossed[static_cast<size_t>(cut)]) last = cut;
+    }
+    out.push_back({first, last});
+  }
+  return out;
+}
+
+// Characters a unit may fill in band [first, last): its cells there, less the separating space
+// when it ends in this band.
+size_t room(const Unit& u, const Grid& g, int64_t first, int64_t last) {
+  int64_t from = std::max(u.first, first), to = std::min(u.last, last);
+  return static_cast<size_t>(to - from) * g.width - (u.last <= last ? 1 : 0);
+}
+
+// An action cut by a band boundary shows its label in the first of its pieces with room for it
+// (else truncated in the first) and `-` in the others.
+void place_labels(std::vector<std::vector<Unit>>& units, const Grid& g,
+                  const std::vector<std::pair<int64_t, int64_t>>& cuts) {
+  for (auto& rank : units) {
+    size_t band = 0;
+    for (Unit& u : rank) {
+      if (u.last == u.first) continue;
+      while (cuts[band].second <= u.first) ++band;
+      u.label_band = band;
+      for (size_t b = band; b < cuts.size() && cuts[b].first < u.last; ++b)
+        if (room(u, g, cuts[b].first, cuts[b].second) >= u.label.size()) {
+          u.label_band = b;
+          break;
+        }
+    }
+  }
+}
+
+std::string render_band(const std::vector<Unit>& units, size_t& next, const Grid& g, size_t band, int64_t first,
+                        int64_t last) {
+  std::string line(static_cast<size_t>(last - first) * g.width, ' ');
+  std::vector<char> busy(static_cast<size_t>(last - first), 0);
+  for (size_t i = next; i < units.size() && units[i].first < last; ++i) {
+    const Unit& u = units[i];
+    if (u.last == u.first || u.last <= first) continue;
+    size_t usable = room(u, g, first, last);
+    std::string text = band == u.label_band ? u.label.substr(0, usable) : std::string();
+    if (u.last - u.first > 1) text += std::string(usable - text.size(), '-');
+    int64_t from = std::max(u.first, first);
+    line.replace(static_cast<size_t>(from - first) * g.width, text.size(), text);
+    for (int64_t c = from; c < std::min(u.last, last); ++c) busy[static_cast<size_t>(c - first)] = 1;
+  }
+  while (next < units.size() && units[next].last <= last) ++next;
+  for (size_t c = 0; c < busy.size(); ++c)
+    if (!busy[c]) line[c * g.width] = '.';
+  return line;
+}
+
 }  // namespace
 
 std::string emit_text(const ir::Schedule& s, const ir::Timeline& t) {
@@ -217,34 +281,23 @@ std::string emit_text(const ir::Schedule& s, const ir::Timeline& t) {
     for (int64_t e : ends) makespan = std::max(makespan, e);
   Grid g = layout(units, makespan);
 
-  std::vector<std::string> lines, names;
+  std::vector<std::string> names;
   size_t prefix = 0;
   for (size_t r = 0; r < units.size(); ++r) {
     names.push_back("rank " + std::to_string(r));
     prefix = std::max(prefix, names.back().size() + 2);
-    lines.push_back(render_rank(units[r], g));
   }
-  // A cut between two bands goes where no action crosses it when one exists in the band's second
-  // half; otherwise the action's text simply continues at the start of the next band.
-  std::vector<char> crossed(static_cast<size_t>(g.cells) + 1, 0);
-  for (const auto& rank : units)
-    for (const Unit& u : rank)
-      for (int64_t c = u.first + 1; c < u.last; ++c) crossed[static_cast<size_t>(c)] = 1;
-  std::string out = header(s, t, g) + "\n";
   int64_t per_band = std::max<int64_t>(1, static_cast<int64_t>((kTerminalWidth - prefix) / g.width));
-  for (int64_t first = 0, last = 0; first < g.cells; first = last) {
-    last = std::min(g.cells, first + per_band);
-    if (last < g.cells) {
-      int64_t cut = last;
-      while (cut > first + per_band / 2 && crossed[static_cast<size_t>(cut)]) --cut;
-      if (!crossed[static_cast<size_t>(cut)] && cut > first) last = cut;
-    }
-    out += rstrip(axis(t, g, first, last, prefix)) + "\n";
-    for (size_t r = 0; r < lines.size(); ++r) {
-      std::string part = lines[r].substr(static_cast<size_t>(first) * g.width,
-                                         static_cast<size_t>(last - first) * g.width);
-      out += rstrip(pad_right(names[r], prefix) + part) + "\n";
-    }
+  auto cuts = bands(units, g, per_band);
+  place_labels(units, g, cuts);
+  const int64_t every = tick_cells(t, g);
+  std::string out = header(s, t, g) + "\n";
+  std::vector<size_t> next(units.size(), 0);
+  for (size_t b = 0; b < cuts.size(); ++b) {
+    auto [first, last] = cuts[b];
+    out += rstrip(axis(t, g, every, first, last, prefix)) + "\n";
+    for (size_t r = 0; r < units.size(); ++r)
+      out += rstrip(pad_right(names[r], prefix) + render_band(units[r], next[r], g, b, first, last)) + "\n";
     out += "\n";
   }
   return out + metrics(t);

@@ -488,10 +488,14 @@ class Importer {
     return true;
   }
 
+  // One error per (direction, stage), at its first misplaced action: the rest say the same.
   void check_given_placement() {
+    std::vector<char> reported(static_cast<size_t>(p_.num_directions() * p_.num_stages()), 0);
     for_each_action([&](int32_t row, Action a, SourceLoc at) {
       int32_t owner = p_.rank_of(a.mb, a.stage).value;
-      if (owner == row) return;
+      char& seen = reported[static_cast<size_t>(p_.direction_of(a.mb) * p_.num_stages()) + a.stage.index()];
+      if (owner == row || seen) return;
+      seen = 1;
       std::string dir = p_.num_directions() == 2 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "";
       error(DiagKind::WrongRank, at,
             backtick(torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
