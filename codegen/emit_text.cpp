@@ -156,17 +156,22 @@ std::string header(const ir::Schedule& s, const ir::Timeline& t, const Grid& g) 
 }
 
 // Cells between two time labels: the smallest round time step (1, 2 or 5 times a power of ten
-// time units, a whole number of cells) whose labels all fit with a space between them.
+// time units, a whole number of cells) whose labels all fit with a space between them; when the
+// cell is no divisor of such a step (costs of 3), the smallest round number of cells that fits.
 int64_t tick_cells(const ir::Timeline& t, const Grid& g) {
+  auto fits = [&](int64_t k) {
+    if (k >= g.cells) return true;
+    size_t widest = 0;
+    for (int64_t c = 0; c < g.cells; c += k) widest = std::max(widest, format_number(t.time(c * g.quantum)).size());
+    return static_cast<size_t>(k) * g.width >= widest + 1;
+  };
+  const int64_t span = g.cells * g.quantum;
+  for (int64_t step = 1; step <= span; step = step <= span / 10 ? step * 10 : span + 1)
+    for (int64_t m : {1, 2, 5})
+      if (m * step % g.quantum == 0 && fits(m * step / g.quantum)) return m * step / g.quantum;
   for (int64_t step = 1;; step *= 10)
-    for (int64_t m : {1, 2, 5}) {
-      int64_t ticks = m * step;
-      if (ticks % g.quantum != 0) continue;
-      int64_t k = ticks / g.quantum;
-      size_t widest = 0;
-      for (int64_t c = 0; c < g.cells; c += k) widest = std::max(widest, format_number(t.time(c * g.quantum)).size());
-      if (static_cast<size_t>(k) * g.width >= widest + 1 || k >= g.cells) return k;
-    }
+    for (int64_t m : {1, 2, 5})
+      if (fits(m * step)) return m * step;
 }
 
 std::string axis(const ir::Timeline& t, const Grid& g, int64_t every, int64_t first, int64_t last, size_t prefix) {

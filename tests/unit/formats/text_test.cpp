@@ -72,6 +72,14 @@ TEST_CASE("text: non-integer costs choose a finer cell") {
   CHECK(text.find("\ntime    0     1     2     3") != std::string::npos);  // labels every 2 cells
 }
 
+TEST_CASE("text: a cell that no round time divides labels every cell") {
+  ir::Schedule s = fused_two_ranks();
+  s.problem.cost = {ir::PerStage::of(3), ir::PerStage::of(3), ir::PerStage::of(3), 0, std::nullopt};
+  std::string text = codegen::emit_text(s, test::timeline(s));
+  CHECK(text.find("one cell = 3 time units;") != std::string::npos);
+  CHECK(text.find("\ntime    0  3  6  9  12 15 18 21 24\n") != std::string::npos);
+}
+
 TEST_CASE("text: a large schedule wraps into bands of at most 120 columns and draws every action") {
   ir::Schedule s = test::greedy_schedule(test::problem(8, 2, 32, ir::PlacementKind::VShape, ir::BackwardMode::Split));
   std::string text = codegen::emit_text(s, test::timeline(s));
