@@ -150,13 +150,15 @@ std::string table_op(const Program& p, RankId rank, const Op& op, int32_t& trans
          std::to_string(count) + "}";
 }
 
+// `per_line` items on each line of the initializer.
 template <class T, class Fn>
-std::string array(const std::string& type, const std::string& name, const std::vector<T>& items, Fn fmt) {
+std::string array(const std::string& type, const std::string& name, const std::vector<T>& items, Fn fmt,
+                  size_t per_line = 8) {
   if (items.empty()) return "";
   std::string out = "constexpr " + type + " " + name + "[] = {";
   for (size_t i = 0; i < items.size(); ++i) {
     out += i ? "," : "";
-    out += i % 8 == 0 ? "\n    " : " ";
+    out += i % per_line == 0 ? "\n    " : " ";
     out += fmt(items[i]);
   }
   return out + "};\n";
@@ -209,8 +211,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
     }
     std::string R_ = std::to_string(r);
     auto same = [](const std::string& s) { return s; };
-    out += array("TableOp", "kOps" + R_, rows, same) + array("Transfer", "kTransfers" + R_, trs, same) +
-           array("Action", "kNeeds" + R_, nds, same);
+    out += array("TableOp", "kOps" + R_, rows, same, 1) + array("Transfer", "kTransfers" + R_, trs, same, 4) +
+           array("Action", "kNeeds" + R_, nds, same, 8);
     tables += std::string(r ? ",\n    " : "\n    ") + "{" + (rows.empty() ? "nullptr" : "kOps" + R_) + ", " +
               std::to_string(rows.size()) + ", " + (trs.empty() ? "nullptr" : "kTransfers" + R_) + ", " +
               (nds.empty() ? "nullptr" : "kNeeds" + R_) + "}";

@@ -1,3 +1,5 @@
+#include "schedrt/context_impl.h"
+
 #include "schedrt/context.h"
 
 #include <algorithm>
@@ -6,7 +8,7 @@
 namespace schedrt {
 
 // A posted group: its transfers stay here (with their buffers) until the group completes.
-struct Context::Group {
+struct ContextImpl::Group {
   std::vector<PostedTransfer> transfers;
 };
 
@@ -43,7 +45,7 @@ std::string OpStatus::describe() const {
   }
 }
 
-Context::Context(const ProgramInfo& info, Backend& backend, std::vector<std::unique_ptr<Stage>> stages,
+ContextImpl::ContextImpl(const ProgramInfo& info, Backend& backend, std::vector<std::unique_ptr<Stage>> stages,
                  const RunOptions& options)
     : info_(info), backend_(backend), options_(options), rank_(backend.rank()), stages_(std::move(stages)) {
   const int32_t S = info.stages, m = info.microbatches;
@@ -83,21 +85,21 @@ Context::Context(const ProgramInfo& info, Backend& backend, std::vector<std::uni
   if (f.rfind("throw=", 0) == 0 && std::stoi(f.substr(6)) == rank_) fault_throw_ = true;
 }
 
-Context::~Context() {
+ContextImpl::~ContextImpl() {
   for (void* p : allocations_) backend_.deallocate(p);
 }
 
-Stage* Context::stage(int32_t direction, int32_t s) const {
+Stage* ContextImpl::stage(int32_t direction, int32_t s) const {
   return stages_[static_cast<size_t>(direction * info_.stages + s)].get();
 }
 
-Stage& Context::stage_of(Action a) const {
+Stage& ContextImpl::stage_of(Action a) const {
   Stage* st = stage(info_.direction_of(a.mb), a.stage);
   if (!st) throw Error("rank " + std::to_string(rank_) + " does not hold the stage of `" + format(a) + "`");
   return *st;
 }
 
-std::byte* Context::slot(bool gradient, int32_t mb, int32_t s) const {
+std::byte* ContextImpl::slot(bool gradient, int32_t mb, int32_t s) const {
   if (s < 0 || s >= info_.stages) return nullptr;
   std::byte* p = slots_[(static_cast<size_t>(gradient) * static_cast<size_t>(info_.microbatches) + static_cast<size_t>(mb)) *
                             static_cast<size_t>(info_.stages) +
@@ -107,20 +109,20 @@ std::byte* Context::slot(bool gradient, int32_t mb, int32_t s) const {
 
 // Where the output of `producer` lives: F(mb, s) writes stage s+1's input activation, a
 // backward of (mb, s) writes the gradient of stage s-1's output.
-std::byte* Context::output_slot(Action producer) const {
+std::byte* ContextImpl::output_slot(Action producer) const {
   if (producer.kind == Kind::F) return slot(false, producer.mb, producer.stage + 1);
   return slot(true, producer.mb, producer.stage - 1);
 }
 
-int64_t Context::now_ns() const {
+int64_t ContextImpl::now_ns() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-void Context::record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked) {
+void ContextImpl::record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked) {
   records_.push_back(OpRecord{code, a, b, group, start, now_ns(), blocked});
 }
 
-void Context::begin_step(std::chrono::steady_clock::time_point t0) {
+void ContextImpl::begin_step(std::chrono::steady_clock::time_point t0) {
   t0_ = t0;
   records_.clear();
   final_grads_.clear();
@@ -132,7 +134,7 @@ void* payload(std::byte* slot) { return slot ? slot + kHeaderBytes : nullptr; }
 
 }  // namespace
 
-void Context::forward(int32_t mb, int32_t s) {
+void ContextImpl::forward(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = F(mb, s);
   backend_.publish_status(OpStatus{OpCode::Forward, a, -1}.pack());
@@ -141,7 +143,7 @@ void Context::forward(int32_t mb, int32_t s) {
   record(OpCode::Forward, a, a, -1, t);
 }
 
-void Context::run_backward(Action a, bool with_weight) {
+void ContextImpl::run_backward(Action a, bool with_weight) {
   Stage& st = stage_of(a);
   void* grad_out = payload(slot(true, a.mb, a.stage));
   void* grad_in = payload(slot(true, a.mb, a.stage - 1));
@@ -149,7 +151,7 @@ void Context::run_backward(Action a, bool with_weight) {
   else st.backward_input(a.mb, grad_out, grad_in);
 }
 
-void Context::backward_input(int32_t mb, int32_t s) {
+void ContextImpl::backward_input(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = B(mb, s);
   backend_.publish_status(OpStatus{OpCode::BackwardInput, a, -1}.pack());
@@ -158,7 +160,7 @@ void Context::backward_input(int32_t mb, int32_t s) {
   record(OpCode::BackwardInput, a, a, -1, t);
 }
 
-void Context::backward_weight(int32_t mb, int32_t s) {
+void ContextImpl::backward_weight(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = W(mb, s);
   backend_.publish_status(OpStatus{OpCode::BackwardWeight, a, -1}.pack());
@@ -166,7 +168,7 @@ void Context::backward_weight(int32_t mb, int32_t s) {
   record(OpCode::BackwardWeight, a, a, -1, t);
 }
 
-void Context::backward(int32_t mb, int32_t s) {
+void ContextImpl::backward(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = BW(mb, s);
   backend_.publish_status(OpStatus{OpCode::Backward, a, -1}.pack());
@@ -175,7 +177,7 @@ void Context::backward(int32_t mb, int32_t s) {
   record(OpCode::Backward, a, a, -1, t);
 }
 
-void Context::overlapped(Action f, Action b) {
+void ContextImpl::overlapped(Action f, Action b) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Overlapped, f, -1}.pack());
   if (fault_throw_) throw Error("injected fault at `" + format(f) + "` (--fault throw=" + std::to_string(rank_) + ")");
@@ -187,7 +189,7 @@ void Context::overlapped(Action f, Action b) {
   record(OpCode::Overlapped, f, b, -1, t);
 }
 
-void Context::post(int32_t group, std::span<const Transfer> transfers) {
+void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Post, {}, group}.pack());
   if (group < 0 || static_cast<size_t>(group) >= groups_.size())
@@ -214,7 +216,7 @@ void Context::post(int32_t group, std::span<const Transfer> transfers) {
   record(OpCode::Post, {}, {}, group, t);
 }
 
-void Context::wait(int32_t group, std::span<const Action> needs) {
+void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Wait, {}, group}.pack());
   const Group& g = *groups_[static_cast<size_t>(group)];
@@ -240,7 +242,7 @@ void Context::wait(int32_t group, std::span<const Action> needs) {
   records_.push_back(OpRecord{OpCode::Wait, needs.empty() ? Action{} : needs.front(), {}, group, t, end, end - t});
 }
 
-void Context::wait_all() {
+void ContextImpl::wait_all() {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::WaitAll, {}, -1}.pack());
   backend_.wait_all();
@@ -248,7 +250,7 @@ void Context::wait_all() {
   records_.push_back(OpRecord{OpCode::WaitAll, {}, {}, -1, t, end, end - t});
 }
 
-std::vector<std::pair<int32_t, double>> Context::losses() const {
+std::vector<std::pair<int32_t, double>> ContextImpl::losses() const {
   std::vector<std::pair<int32_t, double>> out;
   for (int32_t mb = 0; mb < info_.microbatches; ++mb) {
     int32_t d = info_.direction_of(mb);
@@ -258,7 +260,7 @@ std::vector<std::pair<int32_t, double>> Context::losses() const {
   return out;
 }
 
-void Context::finish_step() {
+void ContextImpl::finish_step() {
   const int32_t S = info_.stages, m = info_.microbatches;
   std::vector<std::vector<std::byte>> partial(stages_.size());
   for (int32_t d = 0; d < info_.num_directions(); ++d)
@@ -298,6 +300,17 @@ void Context::finish_step() {
     }
 }
 
+void Context::forward(int32_t mb, int32_t stage) { impl_.forward(mb, stage); }
+void Context::backward_input(int32_t mb, int32_t stage) { impl_.backward_input(mb, stage); }
+void Context::backward_weight(int32_t mb, int32_t stage) { impl_.backward_weight(mb, stage); }
+void Context::backward(int32_t mb, int32_t stage) { impl_.backward(mb, stage); }
+void Context::overlapped(Action f, Action b) { impl_.overlapped(f, b); }
+void Context::post(int32_t group, const Transfer* transfers, size_t count) {
+  impl_.post(group, std::span<const Transfer>(transfers, count));
+}
+void Context::wait(int32_t group, const Action* needs, size_t count) { impl_.wait(group, std::span<const Action>(needs, count)); }
+void Context::wait_all() { impl_.wait_all(); }
+
 void interpret(Context& ctx, const RankTable& table) {
   for (int32_t i = 0; i < table.num_ops; ++i) {
     const TableOp& op = table.ops[i];
@@ -308,9 +321,9 @@ void interpret(Context& ctx, const RankTable& table) {
       case OpCode::Backward: ctx.backward(op.a.mb, op.a.stage); break;
       case OpCode::Overlapped: ctx.overlapped(op.a, op.b); break;
       case OpCode::Post:
-        ctx.post(op.group, std::span<const Transfer>(table.transfers + op.first, static_cast<size_t>(op.count)));
+        ctx.post(op.group, table.transfers + op.first, static_cast<size_t>(op.count));
         break;
-      case OpCode::Wait: ctx.wait(op.group, std::span<const Action>(table.needs + op.first, static_cast<size_t>(op.count))); break;
+      case OpCode::Wait: ctx.wait(op.group, table.needs + op.first, static_cast<size_t>(op.count)); break;
       case OpCode::WaitAll: ctx.wait_all(); break;
     }
   }

@@ -9,6 +9,7 @@
 #include "backends/backends.h"
 #include "run_internal.h"
 #include "schedrt/program.h"
+#include "schedrt/run.h"
 
 namespace schedrt {
 namespace {
@@ -61,7 +62,7 @@ std::string one_of(const std::string& flag, const std::string& v, std::initializ
 }
 
 RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
-  RunOptions o = info.defaults;
+  RunOptions o = default_options(info);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -98,6 +99,41 @@ RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
 
 }  // namespace
 
+RunOptions default_options(const ProgramInfo& info) {
+  const RunDefaults& d = info.defaults;
+  RunOptions o;
+  o.backend = d.backend;
+  o.stage = d.stage;
+  o.dtype = d.dtype;
+  o.hidden = d.hidden;
+  o.layers = d.layers;
+  o.batch = d.batch;
+  o.seed = d.seed;
+  o.ms_per_unit = d.ms_per_unit;
+  o.timeout_s = d.timeout_s;
+  o.steps = d.steps;
+  return o;
+}
+
+int run(const ProgramInfo& info, const RunOptions& opt, int* argc, char*** argv) {
+  BackendOptions bo;
+  bo.timeout_s = opt.timeout_s;
+  int rc = 0;
+  auto body = [&](Backend& backend) {
+    int r = rank_main(backend, info, opt);
+    if (backend.rank() == 0) rc = r;
+  };
+  int no_argc = 0;
+  char** no_argv = nullptr;
+  std::string failure = opt.backend == "mpi" ? run_mpi(info.ranks, bo, body, argc ? argc : &no_argc, argv ? argv : &no_argv)
+                                             : run_threads(info.ranks, bo, body);
+  if (!failure.empty()) {
+    std::fprintf(stderr, "schedrt: error: %s\n", failure.c_str());
+    return 1;
+  }
+  return rc;
+}
+
 int main(int argc, char** argv, const ProgramInfo& info) {
   RunOptions opt;
   bool help = false;
@@ -111,19 +147,7 @@ int main(int argc, char** argv, const ProgramInfo& info) {
     std::printf(kUsage, argc > 0 ? argv[0] : "executor");
     return 0;
   }
-  BackendOptions bo;
-  bo.timeout_s = opt.timeout_s;
-  int rc = 0;
-  auto body = [&](Backend& backend) {
-    int r = rank_main(backend, info, opt);
-    if (backend.rank() == 0) rc = r;
-  };
-  std::string failure = opt.backend == "mpi" ? run_mpi(info.ranks, bo, body, &argc, &argv) : run_threads(info.ranks, bo, body);
-  if (!failure.empty()) {
-    std::fprintf(stderr, "schedrt: error: %s\n", failure.c_str());
-    return 1;
-  }
-  return rc;
+  return run(info, opt, &argc, &argv);
 }
 
 }  // namespace schedrt

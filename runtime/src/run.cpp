@@ -11,6 +11,7 @@
 
 #include "run_internal.h"
 #include "schedrt/context.h"
+#include "schedrt/context_impl.h"
 #include "schedrt/trace.h"
 
 namespace schedrt {
@@ -105,6 +106,13 @@ std::string num(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// For people: six significant digits.
+std::string short_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
@@ -252,14 +260,14 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
       << to_string(cfg.kind);
     if (mlp) o << " (" << to_string(cfg.dtype) << ", h=" << cfg.hidden << ", " << cfg.layers << " layers, batch " << cfg.batch << ")";
     o << ", " << m << " microbatches, " << steps << (steps == 1 ? " step" : " steps") << "\n";
-    if (mlp) o << "  loss " << num(loss) << (opt.check ? " (reference " + num(ref.loss) + ")" : "") << "\n";
+    if (mlp) o << "  loss " << num(loss) << (opt.check ? " (sequential reference " + num(ref.loss) + ")" : "") << "\n";
     if (opt.check)
-      o << "  gradients vs sequential reference: max abs diff " << num(cmp.max_abs) << ", max rel diff " << num(cmp.max_rel)
-        << " (tolerance " << num(tolerance) << "): " << (ok ? "ok" : "MISMATCH") << "\n";
-    o << "  measured makespan " << num(measured * 1e3) << " ms";
-    if (synthetic) o << ", simulated " << num(simulated_s * 1e3) << " ms (ratio " << num(measured / simulated_s) << ")";
-    else o << "; simulated makespan " << num(info.simulated_makespan) << " units";
-    o << "\n  executor: " << ops << " ops, " << num(ns_per_op) << " ns busy per op\n";
+      o << "  gradients vs the sequential reference: max abs diff " << short_num(cmp.max_abs) << ", max rel diff "
+        << short_num(cmp.max_rel) << " (tolerance " << short_num(tolerance) << "): " << (ok ? "ok" : "MISMATCH") << "\n";
+    o << "  measured makespan " << short_num(measured * 1e3) << " ms";
+    if (synthetic) o << ", simulated " << short_num(simulated_s * 1e3) << " ms (measured/simulated " << short_num(measured / simulated_s) << ")";
+    else o << " (simulated: " << short_num(info.simulated_makespan) << " time units)";
+    o << "\n  executor: " << ops << " ops, " << short_num(ns_per_op) << " ns busy per op\n";
     std::cout << o.str() << std::flush;
   }
   if (!opt.trace_path.empty()) {
@@ -307,7 +315,8 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
   for (int32_t d = 0; d < info.num_directions(); ++d)
     for (int32_t s = 0; s < S; ++s)
       if (info.rank_of(d, s) == rank) stages[static_cast<size_t>(d * S + s)] = make_stage(cfg, s);
-  Context ctx(info, backend, std::move(stages), opt);
+  ContextImpl ctx(info, backend, std::move(stages), opt);
+  Context calls(ctx);
   const RankTable* table = info.tables ? &info.tables[rank] : nullptr;
   if (opt.interpret && !table) throw Error("--interpret: this executable was generated without op tables");
   RankResult result;
@@ -316,8 +325,8 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
     backend.barrier();
     int64_t blocked_before = backend.blocked_ns();
     ctx.begin_step(std::chrono::steady_clock::now());
-    if (opt.interpret) interpret(ctx, *table);
-    else info.rank_fns[rank](ctx);
+    if (opt.interpret) interpret(calls, *table);
+    else info.rank_fns[rank](calls);
     int64_t blocked = backend.blocked_ns() - blocked_before;
     int64_t end = ctx.records().empty() ? 0 : ctx.records().back().end_ns;
     result.step_end_ns.push_back(end);

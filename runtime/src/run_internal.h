@@ -5,6 +5,7 @@
 
 #include "schedrt/backend.h"
 #include "schedrt/program.h"
+#include "schedrt/run.h"
 #include "schedrt/stage.h"
 
 namespace schedrt {

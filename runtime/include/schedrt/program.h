@@ -4,9 +4,8 @@
 // program as op tables (for the interpreter), and the defaults from the spec's runtime block.
 
 #include <cstdint>
-#include <string>
 
-#include "schedrt/types.h"
+#include "schedrt/action.h"
 
 namespace schedrt {
 
@@ -37,11 +36,11 @@ struct RankTable {
   const Action* needs = nullptr;
 };
 
-/// Run settings: the spec's runtime block sets the defaults, flags override them.
-struct RunOptions {
-  std::string backend = "threads";  // threads | mpi
-  std::string stage = "mlp";        // mlp | synthetic | noop
-  std::string dtype = "fp64";       // fp64 | fp32
+/// The spec's runtime block: the executor's defaults (its flags override them; see RunOptions).
+struct RunDefaults {
+  const char* backend = "threads";  // threads | mpi
+  const char* stage = "mlp";        // mlp | synthetic | noop
+  const char* dtype = "fp64";       // fp64 | fp32
   int32_t hidden = 64;
   int32_t layers = 2;
   int32_t batch = 8;
@@ -49,11 +48,6 @@ struct RunOptions {
   double ms_per_unit = 10;
   double timeout_s = 60;
   int32_t steps = 1;
-  bool check = false;
-  bool interpret = false;           // run the op tables instead of the generated functions
-  std::string format = "text";      // text | json
-  std::string trace_path;
-  std::string fault;                // testing only: drop-send=RANK | throw=RANK
 };
 
 struct ProgramInfo {
@@ -75,12 +69,15 @@ struct ProgramInfo {
   const int32_t* ops_per_rank = nullptr;
   const RankFn* rank_fns = nullptr;
   const RankTable* tables = nullptr;  // may be nullptr: no interpreter
-  RunOptions defaults;
+  RunDefaults defaults;
 
   int32_t num_directions() const { return bidirectional ? 2 : 1; }
   int32_t direction_of(int32_t mb) const { return bidirectional && mb >= microbatches / 2 ? 1 : 0; }
   int32_t rank_of(int32_t direction, int32_t stage) const { return stage_to_rank[direction * stages + stage]; }
 };
+
+/// Runs a rank's program from its table form: the interpreter that generated code is compared to.
+void interpret(Context& ctx, const RankTable& table);
 
 /// The executable's entry point: parses the flags (see `--help`), runs, prints the report.
 /// Returns the process exit code: 0 ok, 1 a run or check failed, 2 a bad command line.

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "backends/backends.h"
-#include "schedrt/context.h"
+#include "schedrt/context_impl.h"
 
 namespace schedrt {
 namespace {

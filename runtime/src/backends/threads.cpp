@@ -4,6 +4,7 @@
 // their headers checked. Blocking waits sleep on a per-rank condition variable with the watchdog's
 // deadline.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,7 +16,7 @@
 #include <thread>
 
 #include "backends/backends.h"
-#include "schedrt/context.h"
+#include "schedrt/context_impl.h"
 
 namespace schedrt {
 namespace {
@@ -147,6 +148,10 @@ class ThreadsBackend final : public Backend {
       for (size_t i = 0; i < g.transfers.size(); ++i) complete(g, i);
     }
     posted_.clear();
+    // Every message of this rank's program has been sent and received: the next program (the
+    // next step) numbers its messages from 0 again.
+    std::fill(sent_.begin(), sent_.end(), 0);
+    std::fill(received_.begin(), received_.end(), 0);
   }
 
   void barrier() override { world_.barrier(rank_); }
