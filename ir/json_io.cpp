@@ -418,6 +418,18 @@ std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     diags.error(DiagKind::BadJson, sources.loc_at(file, offset), "malformed JSON: " + detail);
     return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    // Also thrown while parsing, e.g. out_of_range.406 for a number too large for a double; it
+    // carries no position, so point at the number it quotes.
+    std::string what = e.what();
+    size_t open = what.find('\''), close = what.rfind('\'');
+    std::string token = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    size_t at = token.empty() ? std::string::npos : text.find(token);
+    size_t space = what.find("] ");
+    std::string detail = space == std::string::npos ? what : what.substr(space + 2);
+    if (detail.size() > 80) detail = detail.substr(0, 80) + "...";
+    diags.error(DiagKind::BadJson, sources.loc_at(file, at == std::string::npos ? 0 : at), "malformed JSON: " + detail);
+    return std::nullopt;
   }
   Reader rd(sources, file, diags);
   if (!dups.duplicates.empty()) {
