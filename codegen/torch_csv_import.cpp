@@ -338,6 +338,17 @@ class Importer {
                 std::to_string(base_.ranks));
       return false;
     }
+    // A given count out of its range is reported as such, not as a disagreement with the file.
+    bool in_range = true;
+    auto check_range = [&](const char* field, int32_t v, int32_t hi) {
+      if (!is_given(field) || (v >= 1 && v <= hi)) return;
+      error(DiagKind::OutOfRange, given_loc(field),
+            "`" + std::string(field) + "` must be in 1.." + std::to_string(hi) + ", got `" + std::to_string(v) + "`");
+      in_range = false;
+    };
+    check_range("stages_per_rank", base_.stages_per_rank, ir::kMaxStagesPerRank);
+    check_range("microbatches", base_.microbatches, ir::kMaxMicrobatches);
+    if (!in_range) return false;
     const int32_t file_stages = max_stage_ + 1;
     if (is_given("stages_per_rank")) {
       p_.stages_per_rank = base_.stages_per_rank;

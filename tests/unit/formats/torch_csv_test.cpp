@@ -170,6 +170,11 @@ TEST_CASE("torch-csv: given problem fields must agree with the file") {
   Imported looped = import(text, base, {"placement"});
   CHECK(kind_of(looped) == DiagKind::WrongRank);
   base.placement = PlacementKind::VShape;
+  base.stages_per_rank = 0;
+  Imported vpp = import(text, base, {"stages_per_rank"});
+  CHECK(kind_of(vpp) == DiagKind::OutOfRange);
+  CHECK(vpp.diagnostics.find("`stages_per_rank` must be in 1..64, got `0`") != std::string::npos);
+  base.stages_per_rank = 2;
   base.memory.cap = ir::PerStage::of(2);
   Imported cap = import(text, base, {"memory.cap"});
   CHECK(kind_of(cap) == DiagKind::MemoryCap);
