@@ -22,7 +22,7 @@ struct Unit {
 
 class Lowering {
  public:
-  Lowering(const Schedule& s, const LowerOptions& o) : s_(s), p_(s.problem), o_(o), index_(s) {}
+  Lowering(const Schedule& s, LowerStrategy strategy) : s_(s), p_(s.problem), strategy_(strategy), index_(s) {}
 
   Program run() {
     prog_.problem = p_;
@@ -32,7 +32,8 @@ class Lowering {
     send_group_.assign(prog_.messages.size(), -1);
     recv_group_.assign(prog_.messages.size(), -1);
     produced_.assign(prog_.messages.size(), 0);
-    if (o_.naive) {
+    prog_.strategy = to_string(strategy_);
+    if (strategy_ == LowerStrategy::Naive) {
       for (int32_t r = 0; r < p_.ranks; ++r) build_naive_rank(r);
     } else {
       order_messages();
@@ -110,8 +111,8 @@ class Lowering {
   }
 
   // The global order every rank posts in: a topological order of the execution (units run in
-  // rank order once their inputs are ordered), choosing the message with the earliest simulated
-  // send time (then need time) whenever several are ready.
+  // rank order once their inputs are ordered), choosing among the ready messages the one with the
+  // earliest simulated send time (Prefetch) or need time (JustInTime), the other time second.
   void order_messages() {
     SimResult sim = simulate(s_);
     if (!sim.timeline) throw std::logic_error("lowering needs a schedule that completes in simulation");
@@ -121,8 +122,10 @@ class Lowering {
       const Message& m = msg(id);
       const Unit& pu = units_[m.src.index()][static_cast<size_t>(producer_unit_[id.index()])];
       const Unit& cu = units_[m.dst.index()][static_cast<size_t>(consumer_unit_[id.index()])];
-      return Key{t.end[m.src.index()][static_cast<size_t>(pu.first)], t.start[m.dst.index()][static_cast<size_t>(cu.first)],
-                 m.src.value, producer_unit_[id.index()], id.value};
+      int64_t sent = t.end[m.src.index()][static_cast<size_t>(pu.first)];
+      int64_t needed = t.start[m.dst.index()][static_cast<size_t>(cu.first)];
+      if (strategy_ == LowerStrategy::JustInTime) std::swap(sent, needed);
+      return Key{sent, needed, m.src.value, producer_unit_[id.index()], id.value};
     };
     std::vector<std::vector<size_t>> remaining(R());
     for (size_t r = 0; r < R(); ++r)
@@ -218,10 +221,14 @@ class Lowering {
       add_waits(r, ins, unit.first);
       add_compute(r, unit);
       for (MessageId id : out_[r][u]) produced_[id.index()] = 1;
-      // Post the sends produced so far, with the receives ordered before them (late posting).
+      // Post the sends produced so far: Prefetch with the receives ordered before them (posted
+      // late, but before their consumer), JustInTime only up to the next receive.
       std::optional<size_t> last_send;
       for (size_t j = q; j < queue.size(); ++j) {
-        if (!is_send(queue[j])) continue;
+        if (!is_send(queue[j])) {
+          if (strategy_ == LowerStrategy::JustInTime) break;
+          continue;
+        }
         if (!produced_[queue[j].index()]) break;
         last_send = j;
       }
@@ -286,7 +293,7 @@ class Lowering {
 
   const Schedule& s_;
   const Problem& p_;
-  const LowerOptions& o_;
+  LowerStrategy strategy_;
   ScheduleIndex index_;
   Program prog_;
   std::vector<std::vector<Unit>> units_;
@@ -300,8 +307,34 @@ class Lowering {
 
 }  // namespace
 
+std::string_view to_string(LowerStrategy s) {
+  switch (s) {
+    case LowerStrategy::Auto: return "auto";
+    case LowerStrategy::Prefetch: return "prefetch";
+    case LowerStrategy::JustInTime: return "just-in-time";
+    case LowerStrategy::Naive: return "naive";
+  }
+  return "auto";
+}
+
+namespace {
+
+bool within_caps(const Program& p) {
+  for (size_t r = 0; r < p.ranks.size(); ++r) {
+    auto cap = p.problem.cap_of(RankId(static_cast<int32_t>(r)));
+    int64_t scale = memory_scale(p.problem);
+    if (cap && to_fixed(p.ranks[r].peak_memory, scale) > to_fixed(*cap, scale)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Program lower(const Schedule& s, const LowerOptions& options) {
-  return Lowering(s, options).run();
+  if (options.strategy != LowerStrategy::Auto) return Lowering(s, options.strategy).run();
+  Program prefetch = Lowering(s, LowerStrategy::Prefetch).run();
+  if (within_caps(prefetch)) return prefetch;
+  return Lowering(s, LowerStrategy::JustInTime).run();
 }
 
 }  // namespace schedc::codegen

@@ -68,6 +68,7 @@ std::string format_program(const Program& p) {
                     std::to_string(p.problem.microbatches) + " microbatches, " + std::to_string(p.messages.size()) +
                     " messages on " + std::to_string(channels) + " channels, " + std::to_string(p.num_groups()) +
                     " groups\n";
+  if (!p.strategy.empty()) out += "# lowering: " + p.strategy + "\n";
   out += "# a message is named by the action that produces it (F: activation, B/BW: input gradient);\n";
   out += "# #k is its position on the channel between the two ranks (first in, first out)\n";
   out += "# peak memory incl. receive buffers:";

@@ -69,6 +69,8 @@ struct RankProgram {
 
 struct Program {
   Problem problem;
+  /// How the program was lowered ("prefetch", "just-in-time", "naive"), for the text form.
+  std::string strategy;
   std::vector<Message> messages;
   std::vector<RankProgram> ranks;
 

@@ -108,7 +108,7 @@ TEST_CASE("non-blocking sends still deadlock when groups complete in posting ord
   REQUIRE(verify(s).empty());
   // The naive lowering without its send waits: sends are asynchronous, but rank 0's receive of
   // BW0.s1 sits behind its send of F1.s0, which rank 1 receives only after its send of BW0.s1.
-  Program p = codegen::lower(s, {.naive = true});
+  Program p = codegen::lower(s, {codegen::LowerStrategy::Naive});
   for (size_t r = 0; r < 2; ++r) {
     auto& ops = p.ranks[r].ops;
     ops.erase(std::remove_if(ops.begin(), ops.end(),
