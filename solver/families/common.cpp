@@ -192,9 +192,56 @@ ListScheduler::ListScheduler(const ir::Problem& p)
   size_t slots = static_cast<size_t>(p.microbatches) * static_cast<size_t>(p.num_stages());
   f_end_.assign(slots, -1);
   b_end_.assign(slots, -1);
+  b_kind_.assign(slots, p.backward == ir::BackwardMode::Fused ? ir::ActionKind::BW : ir::ActionKind::B);
+  memo_.assign(slots * 2, 0);
+  memo_stamp_.assign(slots * 2, 0);
+}
+
+std::optional<ir::Action> ListScheduler::head(int32_t rank, int32_t stream) const {
+  size_t r = static_cast<size_t>(rank), k = static_cast<size_t>(stream);
+  if (next_[r][k] >= streams_[r][k].size()) return std::nullopt;
+  return streams_[r][k][next_[r][k]];
+}
+
+int64_t ListScheduler::earliest_start(ir::Action a) const {
+  if (++stamp_ == 0) std::fill(memo_stamp_.begin(), memo_stamp_.end(), 0), stamp_ = 1;
+  const int32_t S = p_.num_stages();
+  auto slot = [&](int32_t mb, int32_t stage) { return static_cast<size_t>(mb) * static_cast<size_t>(S) + static_cast<size_t>(stage); };
+  // End of the forward / input-gradient pass of (mb, stage): its tick once run, else a bound.
+  std::function<int64_t(ir::Action)> start;
+  auto end_of = [&](ir::Action x) -> int64_t {
+    size_t i = slot(x.mb.value, x.stage.value);
+    int64_t done = x.kind == ir::ActionKind::F ? f_end_[i] : b_end_[i];
+    if (done >= 0) return done;
+    return start(x) + duration(x);
+  };
+  start = [&](ir::Action x) -> int64_t {
+    size_t i = slot(x.mb.value, x.stage.value) * 2 + (x.kind == ir::ActionKind::F ? 0 : 1);
+    if (memo_stamp_[i] == stamp_) return memo_[i];
+    int32_t rank = p_.rank_of(x.mb, x.stage).value;
+    auto lag = [&](int32_t stage) { return p_.rank_of(x.mb, ir::StageId(stage)).value == rank ? 0 : comm_; };
+    int64_t t = state_[static_cast<size_t>(rank)].free_at;
+    int32_t s = x.stage.value;
+    if (x.kind == ir::ActionKind::F) {
+      if (s > 0) t = std::max(t, end_of(ir::F(x.mb.value, s - 1)) + lag(s - 1));
+    } else {
+      t = std::max(t, end_of(ir::F(x.mb.value, s)));
+      if (s + 1 < S) {
+        ir::Action next{b_kind_[slot(x.mb.value, s + 1)], x.mb, ir::StageId(s + 1)};
+        t = std::max(t, end_of(next) + lag(s + 1));
+      }
+    }
+    memo_stamp_[i] = stamp_;
+    memo_[i] = t;
+    return t;
+  };
+  return start(a);
 }
 
 void ListScheduler::add_stream(int32_t rank, std::vector<ir::Action> actions) {
+  for (ir::Action a : actions)
+    if (ir::is_backward(a.kind))
+      b_kind_[static_cast<size_t>(a.mb.value) * static_cast<size_t>(p_.num_stages()) + a.stage.index()] = a.kind;
   streams_[static_cast<size_t>(rank)].push_back(std::move(actions));
   next_[static_cast<size_t>(rank)].push_back(0);
 }
@@ -294,6 +341,7 @@ void ListScheduler::commit(int32_t rank, const Candidate& c, int64_t start) {
   if (c.stream >= 0) ++next_[r][static_cast<size_t>(c.stream)];
   else ++weights_next_[r];
   orders_[r].push_back(a);
+  ++runs_;
 }
 
 bool ListScheduler::run(const Policy& policy) {

@@ -140,8 +140,16 @@ class ListScheduler {
   int64_t memory_scale() const { return memory_scale_; }
   int64_t memory_delta(ir::Action a) const;
   int64_t duration(ir::Action a) const;
+  /// Number of actions run so far (a version stamp of the scheduler's state).
+  size_t runs() const { return runs_; }
   /// Number of times the policy had to be overridden to make progress.
   int32_t overrides() const { return overrides_; }
+  /// The next action of a rank's stream, if any (the weight queue is not a stream).
+  std::optional<ir::Action> head(int32_t rank, int32_t stream) const;
+  /// A lower bound on the start of an action that has not run: its scheduled inputs' ends (plus
+  /// comm), and for unscheduled inputs their own bound plus duration; each pass also waits for its
+  /// rank to be free. Exact once every input has run.
+  int64_t earliest_start(ir::Action a) const;
 
  private:
   struct Choice {
@@ -160,9 +168,14 @@ class ListScheduler {
   std::vector<size_t> weights_next_;
   std::vector<RankState> state_;
   std::vector<int64_t> f_end_, b_end_;  // [mb * S + stage]: end tick of F and of the input-gradient pass
+  std::vector<ir::ActionKind> b_kind_;  // [mb * S + stage]: the kind of input-gradient pass the streams hold
+  mutable std::vector<int64_t> memo_;   // earliest_start's per-call memo: [slot * 2 + is_backward]
+  mutable std::vector<uint32_t> memo_stamp_;
+  mutable uint32_t stamp_ = 0;
   std::vector<std::vector<ir::Action>> orders_;
   bool queue_weights_ = false;
   int32_t overrides_ = 0;
+  size_t runs_ = 0;
 };
 
 }  // namespace schedc::solver::fam
