@@ -85,9 +85,10 @@ class Reader {
     }
     double v = p.number();
     if (!std::isfinite(v) || (lo_open ? v <= lo : v < lo) || v > hi) {
+      auto bound = [](double b) { return std::to_string(static_cast<int64_t>(b)); };
+      std::string range = lo_open ? "above " + bound(lo) + " and at most " + bound(hi) : "in " + bound(lo) + ".." + bound(hi);
       diags_.error(DiagKind::OutOfRange, p.value_loc,
-                   backtick(p.key) + " must be " + (lo_open ? "above " : "at least ") + format_number(lo) + " and at most " +
-                       format_number(hi) + ", got " + backtick(format_number(v)));
+                   backtick(p.key) + " must be " + range + ", got " + backtick(format_number(v)));
       return;
     }
     out = v;

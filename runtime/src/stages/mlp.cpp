@@ -154,6 +154,9 @@ class MlpStage final : public Stage {
     for (size_t i = 0; i < count; ++i) o[i] = x[i] + y[i];
   }
 
+  void perturb(size_t i, double delta) { weights_[i] += static_cast<T>(delta); }
+  size_t num_weights() const { return weights_.size(); }
+
   std::vector<double> gradient_values(const void* grads) const override {
     size_t count = layers_ * (h_ * h_ + h_);
     const T* g = static_cast<const T*>(grads);
@@ -175,6 +178,12 @@ class MlpStage final : public Stage {
 };
 
 }  // namespace
+
+size_t perturb_mlp_weight(Stage& stage, size_t index, double delta) {
+  if (auto* s = dynamic_cast<MlpStage<double>*>(&stage)) return s->perturb(index, delta), s->num_weights();
+  if (auto* s = dynamic_cast<MlpStage<float>*>(&stage)) return s->perturb(index, delta), s->num_weights();
+  return 0;
+}
 
 std::unique_ptr<Stage> make_mlp_stage(const StageConfig& config, int32_t stage) {
   if (config.dtype == Dtype::F32) return std::make_unique<MlpStage<float>>(config, stage);
