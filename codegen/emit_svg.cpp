@@ -6,6 +6,7 @@
 #include "codegen/emit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -26,6 +27,10 @@ constexpr double kMaxChart = 3600;
 constexpr double kLabelFont = 10;
 constexpr double kCharWidth = 0.64 * kLabelFont;  // digits in common sans fonts, generously
 constexpr double kMinLegendWidth = 720;
+
+// Estimated pixels of 12 px legend text, and of a legend entry (swatch, text, gap).
+double text_width(const std::string& text) { return static_cast<double>(text.size()) * 6.6; }
+double legend_entry_width(const std::string& text) { return 19 + text_width(text) + 18; }
 
 // Pixels a box needs to show `label`.
 double label_width(const std::string& label) { return static_cast<double>(label.size()) * kCharWidth + 3; }
@@ -124,10 +129,21 @@ std::pair<double, int> tick_step(double at_least) {
   return {1e9, 0};
 }
 
-struct Legend {
-  const char* css;
-  const char* text;
-};
+// The legend's entries: the kinds this schedule uses, then the tint when some box has it.
+std::vector<std::pair<std::string, std::string>> legend_entries(const std::vector<Box>& boxes, const Tint& tint) {
+  static constexpr std::array<std::pair<const char*, const char*>, 5> kKinds = {{{"F", "F forward"},
+                                                                                {"B", "B input-gradient backward"},
+                                                                                {"W", "W weight-gradient backward"},
+                                                                                {"BW", "BW fused backward"},
+                                                                                {"FB", "F|B overlapped unit"}}};
+  auto kind_of = [](const Box& b) { return std::string_view(b.css).substr(0, b.css.find(' ')); };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [css, text] : kKinds)
+    if (std::any_of(boxes.begin(), boxes.end(), [&](const Box& b) { return kind_of(b) == css; })) out.push_back({css, text});
+  if (std::any_of(boxes.begin(), boxes.end(), [](const Box& b) { return b.css.ends_with(" lt"); }))
+    out.push_back({"F lt", tint.legend()});
+  return out;
+}
 
 }  // namespace
 
@@ -152,8 +168,18 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   size_t level = 0;
   for (const Box& b : boxes)
     if (b.end > b.start && label_width(b.labels.front()) > t.time(b.end - b.start) * scale + 0.01) level = 1;
+  const auto legend = legend_entries(boxes, tint);
+  std::string metrics = "makespan " + format_number(m.makespan) + " \u00b7 bubble ratio " + fixed(m.bubble_ratio, 3) +
+                        " \u00b7 max rank span " + format_number(m.max_rank_span) + " \u00b7 span bubble rate " +
+                        fixed(m.span_bubble_rate, 3);
+  std::string peaks = "peak memory per rank: ";
+  for (size_t r = 0; r < m.peak_memory.size(); ++r) peaks += (r ? ", " : "") + format_number(m.peak_memory[r]);
+  double legend_width = 8;
+  for (const auto& entry : legend) legend_width += legend_entry_width(entry.second);
+
   const double chart = std::max(kMinChart, makespan * scale);
-  const double width = std::max(kLeft + chart + kRight, kMinLegendWidth);
+  const double width = std::max({kLeft + chart + kRight, kMinLegendWidth, legend_width, text_width(metrics) + 16,
+                                 text_width(peaks) + 16});
   const double rows_bottom = kTop + kRowHeight * p.ranks;
   const double axis_y = rows_bottom + 6;
   const double legend_y = axis_y + 40;
@@ -226,33 +252,15 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   out += ticks;
   out += "<text class=\"head\" x=\"8\" y=\"" + num(axis_y + 16) + "\">time</text>\n";
 
-  // Legend: the kinds this schedule uses, then the metrics.
-  static constexpr Legend kLegend[] = {{"F", "F forward"},
-                                       {"B", "B input-gradient backward"},
-                                       {"W", "W weight-gradient backward"},
-                                       {"BW", "BW fused backward"},
-                                       {"FB", "F|B overlapped unit"}};
-  auto kind_of = [](const Box& b) { return std::string_view(b.css).substr(0, b.css.find(' ')); };
   double lx = 8;
-  for (const Legend& entry : kLegend) {
-    if (std::none_of(boxes.begin(), boxes.end(), [&](const Box& b) { return kind_of(b) == entry.css; })) continue;
-    out += "<rect class=\"box " + std::string(entry.css) + "\" x=\"" + num(lx) + "\" y=\"" + num(legend_y - 11) +
+  for (const auto& [css, text] : legend) {
+    out += "<rect class=\"box " + css + "\" x=\"" + num(lx) + "\" y=\"" + num(legend_y - 11) +
            "\" width=\"14\" height=\"14\"/>\n";
-    out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">" + entry.text + "</text>\n";
-    lx += 19 + std::string_view(entry.text).size() * 6.6 + 18;
+    out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">" + escape(text) + "</text>\n";
+    lx += legend_entry_width(text);
   }
-  if (std::any_of(boxes.begin(), boxes.end(), [](const Box& b) { return b.css.ends_with(" lt"); })) {
-    out += "<rect class=\"box F lt\" x=\"" + num(lx) + "\" y=\"" + num(legend_y - 11) +
-           "\" width=\"14\" height=\"14\"/>\n";
-    out += "<text x=\"" + num(lx + 19) + "\" y=\"" + num(legend_y) + "\">" + escape(tint.legend()) + "</text>\n";
-  }
-  std::string metrics = "makespan " + format_number(m.makespan) + " \u00b7 bubble ratio " + fixed(m.bubble_ratio, 3) +
-                        " \u00b7 max rank span " + format_number(m.max_rank_span) + " \u00b7 span bubble rate " +
-                        fixed(m.span_bubble_rate, 3);
   out += "<text x=\"8\" y=\"" + num(legend_y + 22) + "\">" + metrics + "</text>\n";
-  std::string peaks;
-  for (size_t r = 0; r < m.peak_memory.size(); ++r) peaks += (r ? ", " : "") + format_number(m.peak_memory[r]);
-  out += "<text x=\"8\" y=\"" + num(legend_y + 42) + "\">peak memory per rank: " + peaks + "</text>\n";
+  out += "<text x=\"8\" y=\"" + num(legend_y + 42) + "\">" + peaks + "</text>\n";
   out += "</svg>\n";
   return out;
 }
