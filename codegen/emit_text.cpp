@@ -141,8 +141,9 @@ std::string header(const ir::Schedule& s, const ir::Timeline& t, const Grid& g) 
   std::string out = std::to_string(p.ranks) + (p.ranks == 1 ? " rank, " : " ranks, ") +
                     std::to_string(p.stages_per_rank) + (p.stages_per_rank == 1 ? " stage" : " stages") +
                     " per rank (" + std::string(ir::to_string(p.placement)) + "), " + std::to_string(p.microbatches) +
-                    (p.microbatches == 1 ? " microbatch, " : " microbatches, ") + std::string(ir::to_string(p.direction)) +
-                    " direction, " + std::string(ir::to_string(p.backward)) + " backward\n";
+                    (p.microbatches == 1 ? " microbatch, " : " microbatches, ") +
+                    (p.direction == ir::Direction::Single ? "single direction, " : "bidirectional, ") +
+                    std::string(ir::to_string(p.backward)) + " backward\n";
   std::string unit = format_number(t.time(g.quantum));
   out += "one cell = " + unit + (unit == "1" ? " time unit" : " time units");
   out += "; `.` idle, `-` the action goes on, `+` joins an overlapped F&B unit\n";
