@@ -270,7 +270,8 @@ class Checker {
       } else if (e->value.is(Value::Kind::Word)) {
         cx_.report.error(DiagKind::WrongType, e->value.loc,
                          "`memory.cap` needs a number, a list (one per rank) or `none`, got " +
-                             sema::describe(e->value) + did_you_mean_suffix(e->value.text, std::array<std::string_view, 1>{"none"}));
+                             sema::describe(e->value) +
+                             did_you_mean_suffix(e->value.text, std::array<std::string_view, 1>{"none"}));
         fail();
       } else {
         per_stage(*e, field, "rank", p_.memory.cap);

@@ -143,8 +143,8 @@ class ExplicitChecker {
     }
     if (missing.size() > kShown) list += " and " + std::to_string(missing.size() - kShown) + " more";
     cx_.report.error(DiagKind::MissingKey, b.loc,
-                     "the explicit schedule has no order for ranks " + list + ", expected one `rank N: ...` per rank (" +
-                         range_text(p_.ranks, "rank", "ranks") + ")");
+                     "the explicit schedule has no order for ranks " + list +
+                         ", expected one `rank N: ...` per rank (" + range_text(p_.ranks, "rank", "ranks") + ")");
   }
 
   Context& cx_;
@@ -234,7 +234,8 @@ class ExpectChecker {
     if (!r) return false;
     if (cx_.problem_ok && (*r < 0 || *r >= p_.ranks)) {
       cx_.report.error(DiagKind::NoSuchRank, c.index->loc,
-                       "rank " + quote(c.index->text) + " does not exist, the problem has " + range_text(p_.ranks, "rank", "ranks"));
+                       "rank " + quote(c.index->text) + " does not exist, the problem has " +
+                           range_text(p_.ranks, "rank", "ranks"));
       return false;
     }
     e.rank = *r;
