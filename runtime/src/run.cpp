@@ -64,6 +64,7 @@ struct RankResult {
   int32_t rank = 0;
   int64_t busy_ns = 0;  // last step: time in ops minus time blocked in the backend
   std::vector<int64_t> step_end_ns;
+  std::vector<int64_t> step_busy_ns;
   std::vector<std::pair<int32_t, double>> losses;
   std::vector<std::pair<int32_t, std::vector<std::byte>>> grads;
   std::vector<OpRecord> records;
@@ -75,6 +76,7 @@ std::vector<std::byte> serialize(const RankResult& r) {
   w.i64(r.busy_ns);
   w.i64(static_cast<int64_t>(r.step_end_ns.size()));
   for (int64_t t : r.step_end_ns) w.i64(t);
+  for (int64_t t : r.step_busy_ns) w.i64(t);
   w.i64(static_cast<int64_t>(r.losses.size()));
   for (auto [mb, l] : r.losses) w.i64(mb), w.f64(l);
   w.i64(static_cast<int64_t>(r.grads.size()));
@@ -89,7 +91,9 @@ RankResult deserialize(const std::vector<std::byte>& b) {
   RankResult r;
   r.rank = static_cast<int32_t>(rd.i64());
   r.busy_ns = rd.i64();
-  for (int64_t n = rd.i64(); n > 0; --n) r.step_end_ns.push_back(rd.i64());
+  int64_t steps = rd.i64();
+  for (int64_t n = steps; n > 0; --n) r.step_end_ns.push_back(rd.i64());
+  for (int64_t n = steps; n > 0; --n) r.step_busy_ns.push_back(rd.i64());
   for (int64_t n = rd.i64(); n > 0; --n) {
     int32_t mb = static_cast<int32_t>(rd.i64());
     r.losses.emplace_back(mb, rd.f64());
@@ -214,10 +218,13 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   for (double l : mb_loss) loss += l;
   loss /= m;
   size_t steps = results.front().step_end_ns.size();
-  std::vector<double> makespans(steps, 0.0);
+  std::vector<double> makespans(steps, 0.0), step_busy(steps, 0.0);
   int64_t ops = 0, busy = 0;
   for (const RankResult& r : results) {
-    for (size_t k = 0; k < steps; ++k) makespans[k] = std::max(makespans[k], static_cast<double>(r.step_end_ns[k]) / 1e9);
+    for (size_t k = 0; k < steps; ++k) {
+      makespans[k] = std::max(makespans[k], static_cast<double>(r.step_end_ns[k]) / 1e9);
+      step_busy[k] += static_cast<double>(r.step_busy_ns[k]);
+    }
     ops += static_cast<int64_t>(r.records.size());
     busy += r.busy_ns;
   }
@@ -252,7 +259,9 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     o << "], \"simulated_makespan\": " << num(info.simulated_makespan) << ", \"ms_per_unit\": " << num(opt.ms_per_unit)
       << ", \"simulated_makespan_s\": " << num(simulated_s)
       << ", \"fidelity\": " << (synthetic && simulated_s > 0 ? num(measured / simulated_s) : "null")
-      << ", \"ops\": " << ops << ", \"busy_ns_per_op\": " << num(ns_per_op) << "}\n";
+      << ", \"ops\": " << ops << ", \"busy_ns_per_op\": " << num(ns_per_op) << ", \"step_busy_ns_per_op\": [";
+    for (size_t k = 0; k < steps; ++k) o << (k ? ", " : "") << num(ops ? step_busy[k] / static_cast<double>(ops) : 0);
+    o << "]}\n";
     std::cout << o.str() << std::flush;
   } else {
     std::ostringstream o;
@@ -333,6 +342,7 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
     int64_t busy = 0;
     for (const OpRecord& r : ctx.records()) busy += r.end_ns - r.start_ns;
     result.busy_ns = busy - blocked;
+    result.step_busy_ns.push_back(result.busy_ns);
     ctx.finish_step();
   }
   result.losses = ctx.losses();

@@ -1,7 +1,7 @@
 // The synthetic stage holds its rank for each action's cost (cost units x ms_per_unit), for
 // comparing measured timelines with simulated ones; the noop stage does nothing at all.
 //
-// "Holds" is a sleep until 200 us before the deadline, then a spin to it: a pure busy-wait would
+// "Holds" is a sleep until 1 ms before the deadline, then a spin to it: a pure busy-wait would
 // take a core for the whole duration, and with more ranks than cores (8 ranks on 2 cores in CI)
 // the spinning ranks would delay the ones that have just been woken, which is not what a device
 // does. The duration is measured against the wall clock either way.
@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 void hold_for(double ms) {
   if (ms <= 0) return;
   Clock::time_point end = Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
-  constexpr auto kSpin = std::chrono::microseconds(200);
+  constexpr auto kSpin = std::chrono::microseconds(1000);
   if (end - Clock::now() > kSpin) std::this_thread::sleep_until(end - kSpin);
   while (Clock::now() < end) {
   }

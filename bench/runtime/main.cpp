@@ -1,0 +1,117 @@
+// schedc-bench-runtime: prints the runtime's figures.
+//   1. executor overhead: ns of executor work per op with the `noop` stage (nothing to compute),
+//      threads and MPI, pp = 4 and 8 (1F1B, m = 4 pp);
+//   2. fidelity: measured / simulated makespan with the `synthetic` stage for every family at
+//      pp = 4, m = 16 (target <= 1.03);
+//   3. generated code against the interpreter of the same program's op tables (--interpret), in
+//      the same runtime: the ratio of their overheads per op.
+// Each figure is the best of a few steps of one run (the first step warms caches and threads).
+//
+//   schedc-bench-runtime [--quick] [--ms-per-unit X] [--schedc PATH]
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Settings {
+  std::string schedc = SCHEDC_PATH;
+  bool quick = false;
+  double ms_per_unit = 10;
+};
+
+// Runs `schedc run ARGS --format json` and returns the report (null on failure).
+nlohmann::json run(const Settings& s, const std::string& args) {
+  std::string cmd = "'" + s.schedc + "' run " + args + " --format json --quiet 2>/tmp/schedc-bench-runtime.err";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return nullptr;
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  if (status != 0) {
+    std::fprintf(stderr, "bench: `schedc run %s` failed (status %d); see /tmp/schedc-bench-runtime.err\n", args.c_str(), status);
+    return nullptr;
+  }
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+double min_of(const nlohmann::json& a) {
+  double m = 1e300;
+  for (const auto& x : a) m = std::min(m, x.get<double>());
+  return m;
+}
+
+void overhead(const Settings& s) {
+  std::printf("1. executor overhead, noop stage, 1F1B with m = 4 pp (ns of executor work per op; wall = makespan / ops per rank)\n");
+  std::printf("   %-8s %4s %8s %12s %12s\n", "backend", "pp", "ops", "busy ns/op", "wall us/op");
+  std::vector<std::string> backends = {"threads"};
+  if (SCHEDC_BENCH_WITH_MPI) backends.push_back("mpi");
+  for (const std::string& b : backends)
+    for (int pp : {4, 8}) {
+      int steps = s.quick ? 3 : 20;
+      auto r = run(s, "--family 1f1b --pp " + std::to_string(pp) + " --microbatches " + std::to_string(4 * pp) +
+                          " --stage noop --backend " + b + " --steps " + std::to_string(steps));
+      if (r.is_null()) continue;
+      double ops = r["ops"].get<double>();
+      double wall = min_of(r["step_makespans_s"]) / (ops / pp) * 1e6;
+      std::printf("   %-8s %4d %8.0f %12.0f %12.2f\n", b.c_str(), pp, ops, min_of(r["step_busy_ns_per_op"]), wall);
+    }
+}
+
+void fidelity(const Settings& s) {
+  std::printf("\n2. fidelity, synthetic stage (%g ms per cost unit), pp = 4, m = 16, F = B = W = 1, threads\n", s.ms_per_unit);
+  std::printf("   %-18s %12s %12s %10s\n", "family", "simulated s", "measured s", "ratio");
+  const char* families[] = {"gpipe", "1f1b",   "interleaved-1f1b", "looped-bfs", "zb-h1",    "zb-h2",
+                            "zb-v",  "v-half", "v-min",            "chimera",    "dualpipe", "dualpipev"};
+  double worst = 0;
+  for (const char* f : families) {
+    auto r = run(s, std::string("--family ") + f + " --pp 4 --microbatches 16 --stage synthetic --steps " +
+                        (s.quick ? "2" : "3") + " --ms-per-unit " + std::to_string(s.ms_per_unit));
+    if (r.is_null()) continue;
+    double sim = r["simulated_makespan_s"].get<double>(), measured = min_of(r["step_makespans_s"]);
+    worst = std::max(worst, measured / sim);
+    std::printf("   %-18s %12.3f %12.3f %10.4f\n", f, sim, measured, measured / sim);
+  }
+  std::printf("   worst ratio %.4f (target <= 1.03)\n", worst);
+}
+
+void interpreter(const Settings& s) {
+  std::printf("\n3. generated code vs the op-table interpreter, noop stage, threads\n");
+  std::printf("   %-22s %14s %14s %8s\n", "schedule", "codegen ns/op", "interp ns/op", "ratio");
+  for (const char* sched : {"--family 1f1b --pp 4 --microbatches 16", "--family zb-v --pp 4 --vpp 2 --microbatches 16",
+                            "--family dualpipe --pp 8 --microbatches 16"}) {
+    std::string steps = s.quick ? " --steps 3" : " --steps 20";
+    auto c = run(s, std::string(sched) + " --stage noop" + steps);
+    auto i = run(s, std::string(sched) + " --stage noop --interpret" + steps);
+    if (c.is_null() || i.is_null()) continue;
+    double cn = min_of(c["step_busy_ns_per_op"]), in = min_of(i["step_busy_ns_per_op"]);
+    std::string name = std::string(sched).substr(9);
+    std::printf("   %-22.22s %14.0f %14.0f %8.3f\n", name.c_str(), cn, in, cn / in);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") s.quick = true;
+    else if (a == "--schedc" && i + 1 < argc) s.schedc = argv[++i];
+    else if (a == "--ms-per-unit" && i + 1 < argc) s.ms_per_unit = std::atof(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: schedc-bench-runtime [--quick] [--ms-per-unit X] [--schedc PATH]\n");
+      return 2;
+    }
+  }
+  overhead(s);
+  fidelity(s);
+  interpreter(s);
+  return 0;
+}
