@@ -1,5 +1,6 @@
 #include "codegen/emit_cpp.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -88,18 +89,27 @@ std::string call(const Program& p, RankId rank, const Op& op) {
   return "";
 }
 
-std::string emit_rank(const Program& p, int32_t r, const EmitOptions& o) {
+std::string emit_rank(const Program& p, int32_t r, const EmitOptions& o, const std::string& file_name) {
   RankId rank(r);
   const RankProgram& rp = p.ranks[static_cast<size_t>(r)];
   std::string out = header(o);
   out += "// rank " + std::to_string(r) + " of " + std::to_string(p.problem.ranks) + ": " + std::to_string(rp.ops.size()) +
          " ops, " + std::to_string(rp.groups.size()) + " groups\n";
   out += "#include \"schedrt/context.h\"\n\nnamespace schedc_generated {\n\n";
+  // Ops with their own token lines (explicit schedules) get a #line each; otherwise the function
+  // is attributed to the line that chose the schedule, and its body to this file.
+  bool per_op = !o.line_file.empty() && static_cast<size_t>(r) < o.lines.size();
+  bool whole = !o.line_file.empty() && !per_op && o.default_line > 0;
+  if (whole) out += "#line " + std::to_string(o.default_line) + " " + quoted(o.line_file) + "\n";
   out += "void run_rank_" + std::to_string(r) + "(schedrt::Context& ctx) {\n";
+  if (whole) {
+    size_t next_line = static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) + 2;
+    out += "#line " + std::to_string(next_line) + " " + quoted(file_name) + "\n";
+  }
   out += "  using namespace schedrt;\n";
   int32_t implied = -1;  // the line the compiler assigns to the next output line, after a #line
   for (const Op& op : rp.ops) {
-    if (!o.line_file.empty()) {
+    if (per_op) {
       int32_t line = o.default_line;
       if (op.position >= 0 && static_cast<size_t>(r) < o.lines.size() &&
           static_cast<size_t>(op.position) < o.lines[static_cast<size_t>(r)].size() &&
@@ -264,8 +274,10 @@ std::string emit_cmake(const Program& p, const EmitOptions& o) {
 
 std::vector<EmittedFile> emit_cpp(const Program& p, const EmitOptions& options) {
   std::vector<EmittedFile> files;
-  for (int32_t r = 0; r < p.problem.ranks; ++r)
-    files.push_back({"rank_" + std::to_string(r) + ".cpp", emit_rank(p, r, options)});
+  for (int32_t r = 0; r < p.problem.ranks; ++r) {
+    std::string name = "rank_" + std::to_string(r) + ".cpp";
+    files.push_back({name, emit_rank(p, r, options, name)});
+  }
   files.push_back({"main.cpp", emit_main(p, options)});
   files.push_back({"CMakeLists.txt", emit_cmake(p, options)});
   return files;

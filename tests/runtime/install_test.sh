@@ -18,3 +18,7 @@ cmake -S "$tmp/src" -B "$tmp/b" -Dschedrt_DIR="$(dirname "$config")" \
 cmake --build "$tmp/b" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 "$tmp/b/executor" --check
 cmake -S "$tmp/src" -B "$tmp/b2" -Dschedrt_DIR="$build/runtime" > /dev/null
+# `schedc build -o BIN` gives a standalone executable (the spec's runtime block as its defaults).
+printf 'ranks = 2\nmicrobatches = 4\nschedule = family 1f1b\nruntime { dtype = fp32  hidden = 16 }\n' > "$tmp/small.sched"
+SCHEDC_CACHE_DIR="$tmp/cache" "$schedc" build "$tmp/small.sched" -o "$tmp/small"
+"$tmp/small" --check --format json | grep -q '"dtype": "fp32"'
