@@ -267,7 +267,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     std::ostringstream o;
     o << "schedrt: " << info.source << ": " << info.ranks << " ranks on " << backend.name() << ", stage "
       << to_string(cfg.kind);
-    if (mlp) o << " (" << to_string(cfg.dtype) << ", h=" << cfg.hidden << ", " << cfg.layers << " layers, batch " << cfg.batch << ")";
+    if (mlp) o << " (" << to_string(cfg.dtype) << ", hidden " << cfg.hidden << ", layers " << cfg.layers << ", batch " << cfg.batch << ")";
     o << ", " << m << " microbatches, " << steps << (steps == 1 ? " step" : " steps") << "\n";
     if (mlp) o << "  loss " << num(loss) << (opt.check ? " (sequential reference " + num(ref.loss) + ")" : "") << "\n";
     if (opt.check)
