@@ -199,18 +199,15 @@ void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
   for (const Transfer& tr : transfers) {
     std::byte* buf = output_slot(tr.producer);
     if (!buf) throw Error("rank " + std::to_string(rank_) + " has no buffer for `" + format(tr) + "`");
-    if (tr.dir == Dir::Send) {
-      if (fault_drop_send_ > 0 && fault_drop_send_-- == 1) continue;  // testing: the message is lost
-      MessageHeader h;
-      h.kind = static_cast<int32_t>(tr.producer.kind);
-      h.mb = tr.producer.mb;
-      h.stage = tr.producer.stage;
-      h.seq = tr.seq;
-      h.src = rank_;
-      h.bytes = static_cast<int64_t>(boundary_bytes_);
-      std::memcpy(buf, &h, sizeof h);
-    }
-    g.transfers.push_back(PostedTransfer{tr, buf, boundary_bytes_});
+    MessageHeader h;
+    h.kind = static_cast<int32_t>(tr.producer.kind);
+    h.mb = tr.producer.mb;
+    h.stage = tr.producer.stage;
+    h.seq = tr.seq;
+    h.src = tr.dir == Dir::Send ? rank_ : tr.peer;
+    h.bytes = static_cast<int64_t>(boundary_bytes_);
+    if (tr.dir == Dir::Send && fault_drop_send_ > 0 && fault_drop_send_-- == 1) continue;  // testing: lost
+    g.transfers.push_back(PostedTransfer{tr, h, buf, boundary_bytes_});
   }
   backend_.post(group, g.transfers);
   record(OpCode::Post, {}, {}, group, t);

@@ -34,9 +34,13 @@ struct MessageHeader {
 static_assert(sizeof(MessageHeader) == 32);
 inline constexpr size_t kHeaderBytes = sizeof(MessageHeader);
 
-/// One transfer of a posted group and its buffer: kHeaderBytes of header, then `bytes` of payload.
+/// One transfer of a posted group. `buffer` has kHeaderBytes reserved for the header, then `bytes`
+/// of payload (in the backend's memory: device memory on a GPU backend). For a send, `header` is
+/// what the receiver must see; the backend puts it on the wire its own way (the CPU backends copy
+/// it in front of the payload) and checks it on receipt.
 struct PostedTransfer {
   Transfer transfer;
+  MessageHeader header;
   std::byte* buffer = nullptr;
   size_t bytes = 0;
 };
@@ -54,8 +58,8 @@ class Backend {
   virtual int32_t rank() const = 0;
   virtual int32_t size() const = 0;
 
-  /// Starts the transfers of rank-local group `group` and returns without waiting. Sends carry the
-  /// header already written into their buffer. `transfers` stays valid until the group completes.
+  /// Starts the transfers of rank-local group `group` and returns without waiting. `transfers`
+  /// stays valid until the group completes.
   virtual void post(int32_t group, std::span<const PostedTransfer> transfers) = 0;
   /// Returns once the listed transfers of `group` (indices into its transfers) are complete: a
   /// received payload is in its buffer, with its header checked. May wait for the whole group.

@@ -43,6 +43,7 @@ class MpiBackend final : public Backend {
       if (t.transfer.peer < 0 || t.transfer.peer >= size_ || t.transfer.peer == rank_)
         throw Error("rank " + std::to_string(rank_) + ": `" + format(t.transfer) + "` names a peer that is not another rank");
       int count = static_cast<int>(kHeaderBytes + t.bytes);
+      if (t.transfer.dir == Dir::Send) std::memcpy(t.buffer, &t.header, sizeof t.header);
       if (t.transfer.dir == Dir::Send)
         MPI_Isend(t.buffer, count, MPI_BYTE, t.transfer.peer, kTagProgram, MPI_COMM_WORLD, &g.requests[i]);
       else
@@ -144,11 +145,11 @@ class MpiBackend final : public Backend {
     if (t.transfer.dir != Dir::Recv) return;
     MessageHeader h;
     std::memcpy(&h, t.buffer, sizeof h);
-    const Transfer& exp = t.transfer;
-    if (h.magic != MessageHeader{}.magic || h.seq != exp.seq || h.kind != static_cast<int32_t>(exp.producer.kind) ||
-        h.mb != exp.producer.mb || h.stage != exp.producer.stage || static_cast<size_t>(h.bytes) != t.bytes)
-      throw Error("rank " + std::to_string(rank_) + " expected `" + format(exp.producer) + "` as message #" +
-                  std::to_string(exp.seq) + " from rank " + std::to_string(exp.peer) + ", got `" +
+    const MessageHeader& want = t.header;
+    if (h.magic != want.magic || h.seq != want.seq || h.kind != want.kind || h.mb != want.mb || h.stage != want.stage ||
+        h.bytes != want.bytes)
+      throw Error("rank " + std::to_string(rank_) + " expected `" + format(t.transfer.producer) + "` as message #" +
+                  std::to_string(want.seq) + " from rank " + std::to_string(t.transfer.peer) + ", got `" +
                   format(Action{static_cast<Kind>(h.kind & 3), h.mb, h.stage}) + "` (#" + std::to_string(h.seq) + ")");
   }
 

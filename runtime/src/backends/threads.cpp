@@ -168,10 +168,12 @@ class ThreadsBackend final : public Backend {
     h.seq = sent_[static_cast<size_t>(peer)];
     h.src = rank_;
     h.bytes = static_cast<int64_t>(bytes);
-    std::memcpy(out.data(), &h, sizeof h);
+    MessageHeader expect = h;
+    expect.seq = received_[static_cast<size_t>(peer)];
+    expect.src = peer;
     std::memcpy(out.data() + kHeaderBytes, send_data, bytes);
-    PostedTransfer ps{send(marker, peer, h.seq), out.data(), bytes};
-    PostedTransfer pr{recv(marker, peer, received_[static_cast<size_t>(peer)]), in.data(), bytes};
+    PostedTransfer ps{send(marker, peer, h.seq), h, out.data(), bytes};
+    PostedTransfer pr{recv(marker, peer, expect.seq), expect, in.data(), bytes};
     std::atomic<bool> sent{false}, got{false};
     posted_recvs_[static_cast<size_t>(peer)].push_back(Inflight{&pr, &got});
     push(ps, &sent);
@@ -205,6 +207,7 @@ class ThreadsBackend final : public Backend {
   };
 
   void push(const PostedTransfer& t, std::atomic<bool>* done) {
+    std::memcpy(t.buffer, &t.header, sizeof t.header);
     Box& box = world_.box(t.transfer.peer);
     {
       std::lock_guard<std::mutex> lock(box.mu);
@@ -271,13 +274,12 @@ class ThreadsBackend final : public Backend {
                     " from rank " + std::to_string(peer) + " before posting a receive for it");
       Inflight into = posted.front();
       posted.pop_front();
-      const MessageHeader* h = reinterpret_cast<const MessageHeader*>(msg.transfer->buffer);
-      const Transfer& exp = into.transfer->transfer;
-      if (h->seq != exp.seq || h->kind != static_cast<int32_t>(exp.producer.kind) || h->mb != exp.producer.mb ||
-          h->stage != exp.producer.stage || static_cast<size_t>(h->bytes) != into.transfer->bytes)
-        throw Error("rank " + std::to_string(rank_) + " expected `" + format(exp.producer) + "` as message #" +
-                    std::to_string(exp.seq) + " from rank " + std::to_string(peer) + ", got `" +
-                    format(msg.transfer->transfer.producer) + "` (#" + std::to_string(h->seq) + ")");
+      const MessageHeader& h = msg.transfer->header;
+      const MessageHeader& want = into.transfer->header;
+      if (h.seq != want.seq || h.kind != want.kind || h.mb != want.mb || h.stage != want.stage || h.bytes != want.bytes)
+        throw Error("rank " + std::to_string(rank_) + " expected `" + format(into.transfer->transfer.producer) +
+                    "` as message #" + std::to_string(want.seq) + " from rank " + std::to_string(peer) + ", got `" +
+                    format(msg.transfer->transfer.producer) + "` (#" + std::to_string(h.seq) + ")");
       std::memcpy(into.transfer->buffer, msg.transfer->buffer, kHeaderBytes + into.transfer->bytes);
       into.done->store(true, std::memory_order_release);
       msg.done->store(true, std::memory_order_release);
