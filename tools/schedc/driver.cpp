@@ -6,9 +6,12 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "codegen/torch_csv.h"
 #include "ir/json_io.h"
 #include "solver/families/families.h"
+#include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
 namespace schedc::driver {
@@ -241,6 +244,40 @@ std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string
   return solver::generate_family(name, in.spec.problem, params, loc, s.diags);
 }
 
+// The solver's answer, or its infeasibility explained in the spec's terms.
+std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
+  const frontend::ScheduleSource& src = in.spec.schedule;
+  solver::SolveOptions options;
+  if (src.kind == frontend::SourceKind::Solve && !solver::apply_solve_params(src.params, options, s.diags))
+    return std::nullopt;
+  if (flags.time_limit) {
+    if (!(*flags.time_limit > 0)) throw CommandLineError{"--time-limit must be a positive number of seconds"};
+    options.time_limit_s = *flags.time_limit;
+  }
+  if (flags.deterministic) options.deterministic = true;
+  if (!flags.quiet) {
+    options.progress = &std::cerr;
+    options.tty = isatty(STDERR_FILENO) != 0;
+  }
+  solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  if (r.status != solver::SolveStatus::Infeasible) return std::move(r.schedule);
+  const solver::Infeasibility& why = *r.infeasible;
+  SourceLoc at = in.spec.loc_of("memory.cap");
+  std::string msg = "no schedule meets the memory cap: " + why.explanation;
+  if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap));
+  s.diags.error(DiagKind::CapInfeasible, at, msg);
+  for (const std::string& field : why.conflicting_fields) {
+    if (field == "memory.cap") continue;
+    SourceLoc loc = in.spec.loc_of(field);
+    std::string what = field == "memory.F" ? "the forward activation size `memory.F`"
+                       : field == "stages_per_rank" ? "the stages this rank holds (`stages_per_rank` and `placement`)"
+                                                    : backtick(field);
+    if (!loc.has_line() && field == "stages_per_rank") loc = in.spec.loc_of("placement");
+    s.diags.note(loc.has_file() ? loc : at, "in conflict with " + what);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags) {
@@ -255,9 +292,7 @@ std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const Schedul
   if (flags.family) {
     sched = from_family(s, in, *flags.family, {}, SourceLoc{});
   } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
-    s.diags.error(DiagKind::Unsupported, src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{},
-                  "the solver is not available in this build");
-    return std::nullopt;
+    sched = from_solver(s, in, flags);
   } else if (src.kind == frontend::SourceKind::Family) {
     sched = from_family(s, in, src.family, src.params, src.loc);
   } else if (src.kind == frontend::SourceKind::Explicit) {

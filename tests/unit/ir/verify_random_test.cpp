@@ -10,33 +10,17 @@
 
 #include "ir/simulate.h"
 #include "ir/verify.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
 
 namespace {
 
-using Rng = std::mt19937;
-int uniform(Rng& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+using schedc::test::Rng;
+using schedc::test::uniform;
 
-Problem random_problem(Rng& rng) {
-  Problem p;
-  p.ranks = uniform(rng, 1, 4);
-  switch (uniform(rng, 0, 2)) {
-    case 0: p.placement = PlacementKind::Looped, p.stages_per_rank = uniform(rng, 1, 3); break;
-    case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
-    default: p.placement = PlacementKind::Wave, p.stages_per_rank = uniform(rng, 2, 3); break;
-  }
-  p.direction = uniform(rng, 0, 3) == 0 ? Direction::Bidirectional : Direction::Single;
-  p.microbatches = uniform(rng, 1, 5);
-  if (p.direction == Direction::Bidirectional) p.microbatches = 2 * uniform(rng, 1, 3);
-  p.backward = static_cast<BackwardMode>(uniform(rng, 0, 2));
-  p.cost.F = PerStage::of(uniform(rng, 1, 3));
-  p.cost.B = PerStage::of(uniform(rng, 1, 3));
-  p.cost.W = PerStage::of(uniform(rng, 0, 2));
-  p.cost.comm = uniform(rng, 0, 1);
-  return p;
-}
+Problem random_problem(Rng& rng) { return schedc::test::random_problem(rng, {4, 5, false}); }
 
 // ---- the oracle: written from DESIGN section 3 without using the verifier's helpers ----
 
@@ -114,44 +98,7 @@ bool oracle_valid(const Schedule& s) {
   return true;
 }
 
-// A valid schedule: a random topological order of all actions, dealt out to the owning ranks.
-Schedule random_valid(const Problem& p, Rng& rng) {
-  const int S = p.num_stages();
-  std::vector<Action> todo;
-  for (int mb = 0; mb < p.microbatches; ++mb)
-    for (int st = 0; st < S; ++st) {
-      todo.push_back(F(mb, st));
-      bool fused = p.backward == BackwardMode::Fused || (p.backward == BackwardMode::Mixed && uniform(rng, 0, 1));
-      if (fused) todo.push_back(BW(mb, st));
-      else todo.push_back(B(mb, st)), todo.push_back(W(mb, st));
-    }
-  Schedule s;
-  s.problem = p;
-  s.ranks.resize(static_cast<size_t>(p.ranks));
-  std::map<Key, bool> done;
-  auto is_done = [&](ActionKind k, int mb, int st) { return done.count(key(k, mb, st)) > 0; };
-  while (!todo.empty()) {
-    std::vector<size_t> ready;
-    for (size_t i = 0; i < todo.size(); ++i) {
-      Action a = todo[i];
-      int mb = a.mb.value, st = a.stage.value;
-      bool ok = true;
-      if (a.kind == ActionKind::F && st > 0) ok = is_done(ActionKind::F, mb, st - 1);
-      if (a.kind == ActionKind::B || a.kind == ActionKind::BW)
-        ok = is_done(ActionKind::F, mb, st) &&
-             (st + 1 == S || is_done(ActionKind::B, mb, st + 1) || is_done(ActionKind::BW, mb, st + 1));
-      if (a.kind == ActionKind::W) ok = is_done(ActionKind::B, mb, st);
-      if (ok) ready.push_back(i);
-    }
-    REQUIRE(!ready.empty());
-    size_t pick = ready[static_cast<size_t>(uniform(rng, 0, static_cast<int>(ready.size()) - 1))];
-    Action a = todo[pick];
-    todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
-    done[key(a.kind, a.mb.value, a.stage.value)] = true;
-    s.ranks[static_cast<size_t>(oracle_rank(p, a.mb.value, a.stage.value))].push_back(a);
-  }
-  return s;
-}
+Schedule random_valid(const Problem& p, Rng& rng) { return schedc::test::random_valid(p, rng); }
 
 void mutate(Schedule& s, Rng& rng) {
   auto& ranks = s.ranks;

@@ -1,0 +1,271 @@
+#include "solver/synth/instance.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <numeric>
+
+namespace schedc::solver {
+
+namespace {
+
+int32_t slots(bool fused) { return fused ? 2 : 3; }
+
+int32_t slot_of(ir::ActionKind k) { return k == ir::ActionKind::F ? 0 : k == ir::ActionKind::W ? 2 : 1; }
+
+// On a rank that holds one stage of one direction, under the symmetric order: after F(i) starts the
+// rank holds a (i + 1) - b nB - w nW <= cap, and nW <= nB, so nB >= (a (i + 1) - cap) / (b + w): the
+// backward of microbatch i - k must run before F(i). Edges only; the exact cap stays in the SAT model.
+void add_memory_edges(Instance& inst) {
+  const ir::Problem& p = *inst.problem;
+  const ir::ActionKind bk = inst.fused ? ir::ActionKind::BW : ir::ActionKind::B;
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    int64_t cap = inst.cap[static_cast<size_t>(r)];
+    const auto& acts = inst.on_rank[static_cast<size_t>(r)];
+    if (cap < 0 || acts.empty()) continue;
+    const ir::Action first = inst.action[static_cast<size_t>(acts[0])];
+    const int32_t dir = p.direction_of(first.mb);
+    bool one_stage = std::all_of(acts.begin(), acts.end(), [&](int32_t a) {
+      const ir::Action& x = inst.action[static_cast<size_t>(a)];
+      return x.stage == first.stage && p.direction_of(x.mb) == dir;
+    });
+    if (!one_stage) continue;
+    const int32_t s = first.stage.value;
+    std::vector<int32_t> mbs;
+    for (int32_t mb = 0; mb < p.microbatches; ++mb)
+      if (p.direction_of(ir::MbId(mb)) == dir) mbs.push_back(mb);
+    const int64_t a = inst.mem[static_cast<size_t>(inst.node(ir::ActionKind::F, mbs[0], s))];
+    const int64_t b = -inst.mem[static_cast<size_t>(inst.node(bk, mbs[0], s))];
+    const int64_t w = inst.fused ? 0 : -inst.mem[static_cast<size_t>(inst.node(ir::ActionKind::W, mbs[0], s))];
+    if (a <= 0 || b < 0 || w < 0 || b + w <= 0) continue;
+    for (size_t i = 0; i < mbs.size(); ++i) {
+      int64_t need = a * static_cast<int64_t>(i + 1) - cap;
+      if (need <= 0) continue;
+      int64_t backwards = (need + b + w - 1) / (b + w);  // nB >= this
+      if (backwards > static_cast<int64_t>(i)) continue;  // cannot be met; the SAT model says so
+      int32_t from = inst.node(bk, mbs[static_cast<size_t>(backwards - 1)], s);
+      int32_t to = inst.node(ir::ActionKind::F, mbs[i], s);
+      inst.succ[static_cast<size_t>(from)].push_back({to, 0});
+      inst.pred[static_cast<size_t>(to)].push_back({from, 0});
+    }
+  }
+}
+
+}  // namespace
+
+int32_t Instance::node(ir::ActionKind kind, int32_t mb, int32_t stage) const {
+  if (fused && kind == ir::ActionKind::W) return -1;
+  if (fused != (kind == ir::ActionKind::BW) && kind != ir::ActionKind::F && kind != ir::ActionKind::W) return -1;
+  return (mb * problem->num_stages() + stage) * slots(fused) + slot_of(kind);
+}
+
+int64_t exact_grid(const ir::Problem& p) {
+  const int64_t scale = ir::time_scale(p);
+  int64_t g = 0;
+  auto add = [&](double v) { g = std::gcd(g, ir::to_fixed(v, scale)); };
+  for (int32_t s = 0; s < p.num_stages(); ++s) {
+    auto i = static_cast<size_t>(s);
+    add(p.cost.F.at(i));
+    add(p.cost.B.at(i));
+    add(p.cost.W.at(i));
+  }
+  add(p.cost.comm);
+  return g == 0 ? 1 : g;
+}
+
+Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
+  using ir::ActionKind;
+  Instance inst;
+  inst.problem = &p;
+  inst.fused = p.backward == ir::BackwardMode::Fused;
+  inst.time_scale = ir::time_scale(p);
+  inst.memory_scale = ir::memory_scale(p);
+  inst.ticks_per_step = o.ticks_per_step > 0 ? o.ticks_per_step : exact_grid(p);
+  const int64_t step = inst.ticks_per_step;
+  auto steps = [&](double v) {
+    int64_t t = ir::to_fixed(v, inst.time_scale);
+    if (t % step != 0) inst.exact = false;
+    // Nearest step; a zero-cost action still takes one step so that a rank's order is well defined.
+    int64_t s = (t + step / 2) / step;
+    if (s == 0 && t > 0) inst.exact = false;
+    return static_cast<int32_t>(s);
+  };
+  const int32_t S = p.num_stages(), m = p.microbatches, per = slots(inst.fused);
+  const size_t n = static_cast<size_t>(m) * static_cast<size_t>(S) * static_cast<size_t>(per);
+  inst.action.resize(n);
+  inst.rank.resize(n);
+  inst.dur.resize(n);
+  inst.mem.resize(n);
+  inst.succ.assign(n, {});
+  inst.pred.assign(n, {});
+  inst.on_rank.assign(static_cast<size_t>(p.ranks), {});
+  const int32_t comm = steps(p.cost.comm);
+  for (int32_t mb = 0; mb < m; ++mb)
+    for (int32_t s = 0; s < S; ++s)
+      for (ActionKind k : {ActionKind::F, inst.fused ? ActionKind::BW : ActionKind::B, ActionKind::W}) {
+        if (inst.fused && k == ActionKind::W) continue;
+        auto id = static_cast<size_t>(inst.node(k, mb, s));
+        ir::Action a{k, ir::MbId(mb), ir::StageId(s)};
+        inst.action[id] = a;
+        inst.rank[id] = ir::rank_of(p, a).value;
+        int32_t d = steps(ir::cost_of(p, a));
+        if (d == 0) {  // one step: the encoding needs every action to occupy its rank
+          inst.exact = false;
+          d = 1;
+        }
+        inst.dur[id] = d;
+        inst.mem[id] = ir::to_fixed(ir::memory_delta(p, a), inst.memory_scale);
+      }
+  for (size_t i = 0; i < n; ++i) inst.on_rank[static_cast<size_t>(inst.rank[i])].push_back(static_cast<int32_t>(i));
+  auto edge = [&](int32_t from, int32_t to, bool with_comm) {
+    int32_t lag = with_comm && inst.rank[static_cast<size_t>(from)] != inst.rank[static_cast<size_t>(to)] ? comm : 0;
+    inst.succ[static_cast<size_t>(from)].push_back({to, lag});
+    inst.pred[static_cast<size_t>(to)].push_back({from, lag});
+  };
+  const ActionKind bk = inst.fused ? ActionKind::BW : ActionKind::B;
+  for (int32_t mb = 0; mb < m; ++mb)
+    for (int32_t s = 0; s < S; ++s) {
+      int32_t f = inst.node(ActionKind::F, mb, s), b = inst.node(bk, mb, s);
+      if (s + 1 < S) {
+        edge(f, inst.node(ActionKind::F, mb, s + 1), true);
+        edge(inst.node(bk, mb, s + 1), b, true);
+      }
+      edge(f, b, true);
+      if (!inst.fused) edge(b, inst.node(ActionKind::W, mb, s), true);
+    }
+  inst.symmetric = o.symmetry;
+  if (o.symmetry)
+    for (int32_t mb = 0; mb + 1 < m; ++mb) {
+      if (p.direction_of(ir::MbId(mb)) != p.direction_of(ir::MbId(mb + 1))) continue;
+      for (int32_t s = 0; s < S; ++s)
+        for (ActionKind k : {ActionKind::F, bk, ActionKind::W}) {
+          if (inst.fused && k == ActionKind::W) continue;
+          edge(inst.node(k, mb, s), inst.node(k, mb + 1, s), false);
+        }
+    }
+  inst.cap.assign(static_cast<size_t>(p.ranks), -1);
+  for (int32_t r = 0; r < p.ranks; ++r)
+    if (auto c = p.cap_of(ir::RankId(r))) inst.cap[static_cast<size_t>(r)] = ir::to_fixed(*c, inst.memory_scale);
+  if (o.symmetry && o.memory_edges) add_memory_edges(inst);
+  bool acyclic = compute_heads_tails(inst);
+  assert(acyclic && "the dependency graph of a problem is acyclic");
+  (void)acyclic;
+  return inst;
+}
+
+namespace {
+
+// One-machine reasoning on top of the longest paths: every same-rank descendant of `a` runs after
+// `a` ends, one at a time, so tail(a) >= their total duration + the least of their tails (and
+// symmetrically for heads with ancestors). Reachability is tracked per rank as bitsets over that
+// rank's actions, so memory stays O(N * N_r / 64) per rank.
+void tighten_with_rank_work(Instance& inst, const std::vector<int32_t>& order) {
+  const size_t n = inst.size();
+  std::vector<int32_t> local(n, -1);
+  for (const auto& acts : inst.on_rank)
+    for (size_t k = 0; k < acts.size(); ++k) local[static_cast<size_t>(acts[k])] = static_cast<int32_t>(k);
+  std::vector<uint64_t> bits;
+  for (const auto& acts : inst.on_rank) {
+    const size_t nr = acts.size(), words = (nr + 63) / 64;
+    if (nr < 2) continue;
+    const int32_t rank = inst.rank[static_cast<size_t>(acts[0])];
+    auto summarize = [&](size_t node, int32_t& work, int32_t& min_head, int32_t& min_tail) {
+      work = 0;
+      min_head = min_tail = std::numeric_limits<int32_t>::max();
+      const uint64_t* row = &bits[node * words];
+      for (size_t w = 0; w < words; ++w)
+        for (uint64_t x = row[w]; x; x &= x - 1) {
+          auto b = static_cast<size_t>(acts[w * 64 + static_cast<size_t>(__builtin_ctzll(x))]);
+          work += inst.dur[b];
+          min_head = std::min(min_head, inst.head[b]);
+          min_tail = std::min(min_tail, inst.tail[b]);
+        }
+    };
+    // Descendants: reverse topological order.
+    bits.assign(n * words, 0);
+    for (size_t k = n; k-- > 0;) {
+      auto a = static_cast<size_t>(order[k]);
+      uint64_t* row = &bits[a * words];
+      for (const auto& e : inst.succ[a]) {
+        auto b = static_cast<size_t>(e.to);
+        const uint64_t* src = &bits[b * words];
+        for (size_t w = 0; w < words; ++w) row[w] |= src[w];
+        if (inst.rank[b] == rank) row[static_cast<size_t>(local[b]) / 64] |= uint64_t{1} << (local[b] % 64);
+      }
+    }
+    for (int32_t a : acts) {
+      int32_t work, min_head, min_tail;
+      summarize(static_cast<size_t>(a), work, min_head, min_tail);
+      if (work > 0) inst.tail[static_cast<size_t>(a)] = std::max(inst.tail[static_cast<size_t>(a)], work + min_tail);
+    }
+    // Ancestors: topological order.
+    std::fill(bits.begin(), bits.end(), 0);
+    for (int32_t x : order) {
+      auto a = static_cast<size_t>(x);
+      uint64_t* row = &bits[a * words];
+      for (const auto& e : inst.pred[a]) {
+        auto b = static_cast<size_t>(e.to);
+        const uint64_t* src = &bits[b * words];
+        for (size_t w = 0; w < words; ++w) row[w] |= src[w];
+        if (inst.rank[b] == rank) row[static_cast<size_t>(local[b]) / 64] |= uint64_t{1} << (local[b] % 64);
+      }
+    }
+    for (int32_t a : acts) {
+      int32_t work, min_head, min_tail;
+      summarize(static_cast<size_t>(a), work, min_head, min_tail);
+      if (work > 0) inst.head[static_cast<size_t>(a)] = std::max(inst.head[static_cast<size_t>(a)], min_head + work);
+    }
+  }
+}
+
+// Longest paths with the current heads and tails as starting values.
+void propagate(Instance& inst, const std::vector<int32_t>& order) {
+  for (int32_t a : order) {
+    auto i = static_cast<size_t>(a);
+    for (const auto& e : inst.succ[i])
+      inst.head[static_cast<size_t>(e.to)] = std::max(inst.head[static_cast<size_t>(e.to)], inst.head[i] + inst.dur[i] + e.lag);
+  }
+  for (size_t k = order.size(); k-- > 0;) {
+    auto i = static_cast<size_t>(order[k]);
+    for (const auto& e : inst.succ[i])
+      inst.tail[i] = std::max(inst.tail[i], e.lag + inst.dur[static_cast<size_t>(e.to)] + inst.tail[static_cast<size_t>(e.to)]);
+  }
+}
+
+}  // namespace
+
+bool compute_heads_tails(Instance& inst) {
+  const size_t n = inst.size();
+  std::vector<int32_t> indeg(n, 0), order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; ++i) indeg[i] = static_cast<int32_t>(inst.pred[i].size());
+  for (size_t i = 0; i < n; ++i)
+    if (indeg[i] == 0) order.push_back(static_cast<int32_t>(i));
+  for (size_t k = 0; k < order.size(); ++k)
+    for (const auto& e : inst.succ[static_cast<size_t>(order[k])])
+      if (--indeg[static_cast<size_t>(e.to)] == 0) order.push_back(e.to);
+  if (order.size() != n) return false;
+  inst.head.assign(n, 0);
+  inst.tail.assign(n, 0);
+  propagate(inst, order);
+  // Two rounds: the rank-work bounds feed the longest paths, which feed the next rank-work bounds.
+  for (int round = 0; round < 2; ++round) {
+    tighten_with_rank_work(inst, order);
+    propagate(inst, order);
+  }
+  return true;
+}
+
+ir::Schedule to_schedule(const Instance& inst, const std::vector<std::vector<int32_t>>& orders) {
+  ir::Schedule s;
+  s.problem = *inst.problem;
+  for (const auto& o : orders) {
+    std::vector<ir::Action> r;
+    r.reserve(o.size());
+    for (int32_t a : o) r.push_back(inst.action[static_cast<size_t>(a)]);
+    s.ranks.push_back(std::move(r));
+  }
+  return s;
+}
+
+}  // namespace schedc::solver

@@ -1,0 +1,64 @@
+#pragma once
+// The solver's view of a problem: every action as a node with an integer duration (in grid steps),
+// its rank, its memory delta (fixed point), and the precedence edges with their lags, plus heads and
+// tails (earliest start, least time after the end). One Instance serves the greedy scheduler, the
+// lower-bound probes and the SAT encoding.
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/schedule.h"
+
+namespace schedc::solver {
+
+struct Instance {
+  struct Edge {
+    int32_t to;
+    int32_t lag;  // start(to) >= start(from) + dur(from) + lag
+  };
+
+  const ir::Problem* problem = nullptr;
+  bool fused = false;          // BW actions; otherwise B and W
+  int64_t ticks_per_step = 1;  // one grid step in the simulator's fixed-point ticks
+  bool exact = true;           // every duration and lag is an exact number of steps
+  bool symmetric = false;      // microbatches of one direction run in order on every stage
+  int64_t time_scale = 1;      // the simulator's ticks per time unit
+  int64_t memory_scale = 1;
+
+  std::vector<ir::Action> action;
+  std::vector<int32_t> rank;
+  std::vector<int32_t> dur;  // steps; at least 1
+  std::vector<int64_t> mem;  // memory delta at memory_scale
+  std::vector<std::vector<Edge>> succ, pred;
+  std::vector<std::vector<int32_t>> on_rank;
+  std::vector<int64_t> cap;  // per rank at memory_scale; -1 = unlimited
+
+  std::vector<int32_t> head, tail;  // in steps, over all edges
+
+  size_t size() const { return action.size(); }
+  /// Node of F/B/W/BW (mb, stage) for this instance's backward form (-1 when absent).
+  int32_t node(ir::ActionKind kind, int32_t mb, int32_t stage) const;
+};
+
+struct InstanceOptions {
+  int64_t ticks_per_step = 0;  // 0: the exact grid (gcd of all durations and the comm lag)
+  bool symmetry = true;        // microbatches of one direction in order on every stage
+  /// With symmetry and a cap: precedence edges the cap implies on one-stage ranks (F(i) needs an
+  /// earlier backward to have freed memory), which narrow every window of the SAT encoding.
+  bool memory_edges = true;
+};
+
+/// Builds the instance. Mixed problems use the split form (docs/solver.md: it dominates when
+/// B frees memory); fused problems use BW.
+Instance build_instance(const ir::Problem& p, const InstanceOptions& o);
+
+/// The exact grid in ticks: the gcd of every duration and of the comm lag.
+int64_t exact_grid(const ir::Problem& p);
+
+/// Recomputes heads and tails (after edges were added). Returns false on a cycle.
+bool compute_heads_tails(Instance& inst);
+
+/// Turns per-rank node orders into a schedule of the instance's problem.
+ir::Schedule to_schedule(const Instance& inst, const std::vector<std::vector<int32_t>>& orders);
+
+}  // namespace schedc::solver

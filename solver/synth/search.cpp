@@ -1,0 +1,379 @@
+// The portfolio driver behind solver::synthesize (DESIGN.md section 7).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/lower_bound.h"
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "solver/families/families.h"
+#include "solver/synth/encode.h"
+#include "solver/synth/explain.h"
+#include "solver/synth/greedy.h"
+#include "solver/synth/instance.h"
+#include "solver/synth/synthesize.h"
+#include "support/numbers.h"
+
+namespace schedc::solver {
+
+std::string_view to_string(SolveStatus s) {
+  switch (s) {
+    case SolveStatus::Optimal: return "optimal";
+    case SolveStatus::Feasible: return "feasible";
+    case SolveStatus::Infeasible: return "infeasible";
+  }
+  return "feasible";
+}
+
+bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& diags) {
+  bool ok = true;
+  for (const ir::Param& p : params.items) {
+    auto want_number = [&](double lo, double hi) -> std::optional<double> {
+      if (p.is_number() && p.number() >= lo && p.number() <= hi) return p.number();
+      diags.error(p.is_number() ? DiagKind::OutOfRange : DiagKind::WrongType, p.value_loc,
+                  "solve option " + backtick(p.key) + " must be a number in " + format_number(lo) + ".." +
+                      format_number(hi));
+      ok = false;
+      return std::nullopt;
+    };
+    auto want_bool = [&]() -> std::optional<bool> {
+      if (p.is_string() && (p.string() == "true" || p.string() == "false")) return p.string() == "true";
+      diags.error(DiagKind::WrongType, p.value_loc, "solve option " + backtick(p.key) + " must be `true` or `false`");
+      ok = false;
+      return std::nullopt;
+    };
+    if (p.key == "time_limit") {
+      if (auto v = want_number(0.01, 86400)) o.time_limit_s = *v;
+    } else if (p.key == "deterministic") {
+      if (auto v = want_bool()) o.deterministic = *v;
+    } else if (p.key == "families") {
+      if (auto v = want_bool()) o.use_families = *v;
+    } else if (p.key == "greedy") {
+      if (auto v = want_bool()) o.use_greedy = *v;
+    } else if (p.key == "z3") {
+      if (auto v = want_bool()) o.use_z3 = *v;
+    } else {
+      diags.error(DiagKind::UnknownKey, p.loc,
+                  "unknown solve option " + backtick(p.key) +
+                      ", expected one of time_limit, deterministic, families, greedy, z3");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Resource units per second of the time limit in deterministic mode (Z3's rlimit counts
+// propagations and conflicts; about this many pass per second on the 2-core CI machine).
+constexpr double kRlimitPerSecond = 4e6;
+
+struct Candidate {
+  ir::Schedule schedule;
+  double value = 0;  // objective, time units
+  std::string name;
+};
+
+class Search {
+ public:
+  Search(const ir::Problem& p, const SolveOptions& o) : p_(p), o_(o), start_(Clock::now()) {}
+
+  SolveResult run();
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double remaining() const { return o_.time_limit_s - elapsed(); }
+  bool out_of_budget() const {
+    return o_.deterministic ? rlimit_used_ >= rlimit_budget() : remaining() <= 0;
+  }
+  uint64_t rlimit_budget() const { return static_cast<uint64_t>(o_.time_limit_s * kRlimitPerSecond); }
+
+  void offer(ir::Schedule s, const std::string& name);
+  void collect_incumbents();
+  void z3_search();
+  void progress(bool final = false);
+  std::string provenance(const SolveResult& r) const;
+
+  const ir::Problem& p_;
+  const SolveOptions& o_;
+  Clock::time_point start_;
+  std::optional<Candidate> best_;
+  std::string first_incumbent_;
+  double first_incumbent_value_ = 0;
+  double lower_ = 0;
+  std::string bound_reason_;
+  bool proved_ = false;
+  uint64_t rlimit_used_ = 0;
+  int probes_ = 0;
+  EncodingStats encoding_;
+  std::string method_ = "none";
+  std::string solver_error_;
+  nlohmann::ordered_json z3_stats_ = nlohmann::ordered_json::object();
+  double last_progress_ = -1;
+};
+
+void Search::offer(ir::Schedule s, const std::string& name) {
+  if (!ir::verify(s).empty()) return;
+  ir::SimResult sim = ir::simulate(s);
+  if (!sim.timeline) return;
+  double v = sim.timeline->metrics.objective_value(p_.objective);
+  if (best_ && v >= best_->value) return;
+  best_ = Candidate{std::move(s), v, name};
+  progress();
+}
+
+void Search::collect_incumbents() {
+  if (o_.use_families) {
+    for (const FamilyInfo& f : families()) {
+      Diagnostics scratch;
+      auto s = generate_family(f.name, p_, {}, SourceLoc{}, scratch);
+      if (s) offer(std::move(*s), f.name);
+    }
+  }
+  if (o_.use_greedy) {
+    Instance inst = build_instance(p_, {0, /*symmetry=*/false});
+    for (const GreedyVariant& v : greedy_variants(inst))
+      if (auto orders = greedy_orders(inst, v)) offer(to_schedule(inst, *orders), v.name());
+  }
+  // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
+  if (!best_) offer(sequential_schedule(p_), "sequential");
+  if (best_) {
+    first_incumbent_ = best_->name;
+    first_incumbent_value_ = best_->value;
+  }
+}
+
+void Search::progress(bool final) {
+  if (!o_.progress || !best_) return;
+  double now = elapsed();
+  if (!final && !o_.tty && now - last_progress_ < 1.0) return;
+  last_progress_ = now;
+  double gap = best_->value > 0 ? (best_->value - lower_) / best_->value : 0;
+  std::ostringstream line;
+  line << "solve: best " << format_number(best_->value) << " (" << best_->name << "), bound " << format_number(lower_)
+       << ", gap " << std::fixed << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1) << now << " s";
+  if (o_.tty) {
+    *o_.progress << "\r" << line.str() << "\x1b[K";
+    if (final) *o_.progress << "\n";
+  } else {
+    *o_.progress << line.str() << "\n";
+  }
+  o_.progress->flush();
+}
+
+// Literals a model of `inst` at `horizon` would need: each action's window, twice (start and
+// running literals).
+int64_t estimate_literals(const Instance& inst, int32_t horizon) {
+  int64_t n = 0;
+  for (size_t a = 0; a < inst.size(); ++a) n += 2 * std::max(0, horizon - inst.dur[a] - inst.tail[a] - inst.head[a]);
+  return n;
+}
+
+void Search::z3_search() {
+  const bool makespan = p_.objective == ir::Objective::Makespan;
+  // Proofs need an exact, complete model: exact grid, and a split form that dominates a mixed
+  // problem's fused choice (B frees memory and B + W frees what F took), no cheaper overlapped units.
+  bool complete = makespan;
+  if (p_.backward == ir::BackwardMode::Mixed)
+    for (int32_t s = 0; s < p_.num_stages(); ++s) {
+      auto i = static_cast<size_t>(s);
+      if (p_.memory.B.at(i) > 0 || std::abs(p_.memory.B.at(i) + p_.memory.W.at(i) + p_.memory.F.at(i)) > 1e-12)
+        complete = false;
+    }
+  if (p_.cost.FB) complete = false;
+  if (const char* extra = std::getenv("SCHEDC_Z3_PARAMS")) {  // experiments only: k=v,k=v
+    std::stringstream ss(extra);
+    std::string kv;
+    while (std::getline(ss, kv, ',')) {
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) z3::set_param(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str());
+    }
+  }
+
+  // The exact grid when its model fits the budget, else the finest coarser grid that fits: Z3's
+  // model handling grows faster than linearly past ~1e5 variables (docs/solver.md), so models stay
+  // small. Orders from a coarse grid are re-simulated exactly; only an exact grid proves anything.
+  const int64_t scale = ir::time_scale(p_);
+  const int64_t grid0 = exact_grid(p_);
+  std::optional<Instance> inst;
+  int64_t grid = grid0;
+  int32_t horizon = 0;
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    inst = build_instance(p_, {grid, /*symmetry=*/true});
+    int64_t ub = ir::to_fixed(best_->value, scale);
+    horizon = static_cast<int32_t>((ub + grid - 1) / grid);
+    if (!makespan) {
+      int32_t spread = 0;
+      for (int32_t h : inst->head) spread = std::max(spread, h);
+      horizon += spread;
+    }
+    int64_t estimate = estimate_literals(*inst, horizon);
+    if (estimate <= o_.max_literals) break;
+    int64_t factor = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o_.max_literals)) * 1.2)));
+    grid *= factor;
+    inst.reset();
+  }
+  if (!inst) {
+    method_ = "incumbent (no SAT model fits the size budget)";
+    return;
+  }
+  complete = complete && inst->exact;
+  method_ = complete ? "time-indexed SAT, exact" : "time-indexed SAT, grid " + format_number(double(grid) / double(scale));
+
+  auto steps_floor = [&](double v) { return static_cast<int32_t>(ir::to_fixed(v, scale) / grid); };
+  auto steps_ceil = [&](double v) { return static_cast<int32_t>((ir::to_fixed(v, scale) + grid - 1) / grid); };
+  int32_t lo = complete ? steps_ceil(lower_) : steps_floor(lower_);
+  int32_t hi = complete ? steps_floor(best_->value) - 1 : steps_ceil(best_->value) - 1;
+  if (makespan) horizon = std::min(horizon, hi);
+  if (hi < lo || out_of_budget()) return;
+  z3::context ctx;
+  TimeIndexedModel model(*inst, horizon, !makespan, ctx);
+  encoding_ = model.stats();
+  if (std::getenv("SCHEDC_DEBUG"))
+    std::fprintf(stderr, "debug: model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld\n",
+                 elapsed(), (long long)encoding_.literals, (long long)encoding_.clauses,
+                 (long long)encoding_.pseudo_boolean, horizon, lo, (long long)grid);
+  if (!model.feasible_horizon()) {
+    if (complete) {
+      lower_ = best_->value;
+      proved_ = true;
+    }
+    return;
+  }
+  // Binary search between the bound and the incumbent. On a coarse grid an unsat probe only steers
+  // the search: it proves nothing about the real problem.
+  while (lo <= hi && !out_of_budget()) {
+    int32_t probe = lo + (hi - lo) / 2;
+    z3::params prm(ctx);
+    if (o_.deterministic) {
+      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(rlimit_budget() - rlimit_used_, 4'000'000'000u)));
+    } else {
+      prm.set("timeout", static_cast<unsigned>(std::max(1.0, remaining() * 1000)));
+    }
+    model.solver().set(prm);
+    z3::check_result r = model.probe(probe);
+    ++probes_;
+    if (std::getenv("SCHEDC_DEBUG"))
+      std::fprintf(stderr, "debug: probe %d -> %s at %.2f s\n", probe,
+                   r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown", elapsed());
+    z3::stats st = model.solver().statistics();
+    for (unsigned i = 0; i < st.size(); ++i)
+      if (st.key(i) == "rlimit count") rlimit_used_ = static_cast<uint64_t>(st.uint_value(i));
+    if (r == z3::sat) {
+      int32_t model_makespan = probe;
+      ir::Schedule s = to_schedule(*inst, model.orders(&model_makespan));
+      auto issues = ir::verify(s);
+      if (!issues.empty()) {
+        solver_error_ = "internal: a Z3 model gave an invalid schedule: " + issues[0].message;
+        return;
+      }
+      offer(std::move(s), "z3");
+      hi = complete ? std::min(probe, steps_floor(best_->value)) - 1 : std::min(probe, model_makespan) - 1;
+    } else if (r == z3::unsat) {
+      model.forbid(probe);
+      lo = probe + 1;
+      if (!complete) continue;
+      double bound = static_cast<double>(static_cast<int64_t>(lo) * grid) / static_cast<double>(scale);
+      if (bound > lower_) {
+        lower_ = bound;
+        bound_reason_ = "Z3 proved that no schedule finishes before " + format_number(bound);
+      }
+    } else {
+      break;  // the limits ran out
+    }
+    progress();
+  }
+  if (complete && lo > hi) proved_ = true;
+  z3::stats st = model.solver().statistics();
+  for (unsigned i = 0; i < st.size(); ++i) {
+    std::string key = st.key(i);
+    // Time, memory and allocation counts differ between runs; everything kept here is deterministic.
+    if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos) continue;
+    z3_stats_[key] = st.is_uint(i) ? nlohmann::ordered_json(st.uint_value(i)) : nlohmann::ordered_json(st.double_value(i));
+  }
+}
+
+std::string Search::provenance(const SolveResult& r) const {
+  auto num = [](double v) { return is_int32(v) ? nlohmann::ordered_json(static_cast<int64_t>(v)) : nlohmann::ordered_json(v); };
+  nlohmann::ordered_json j;
+  j["source"] = "solve";
+  j["status"] = to_string(r.status);
+  j["objective"] = num(r.objective);
+  j["lower_bound"] = num(r.lower_bound);
+  j["gap"] = r.gap;
+  j["bound"] = r.bound_reason;
+  j["incumbent"] = {{"name", r.incumbent}, {"value", num(r.incumbent_value)}};
+  j["found_by"] = best_ ? best_->name : "";
+  j["method"] = method_;
+  j["seconds"] = o_.deterministic ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::round(r.seconds * 1000) / 1000);
+  j["deterministic"] = o_.deterministic;
+  nlohmann::ordered_json z3;
+  z3["probes"] = probes_;
+  z3["literals"] = encoding_.literals;
+  z3["clauses"] = encoding_.clauses;
+  z3["cardinality"] = encoding_.cardinality;
+  z3["pseudo_boolean"] = encoding_.pseudo_boolean;
+  z3["statistics"] = z3_stats_;
+  if (!solver_error_.empty()) z3["error"] = solver_error_;
+  j["z3"] = z3;
+  return j.dump();
+}
+
+SolveResult Search::run() {
+  SolveResult r;
+  if (auto inf = explain_cap(p_)) {
+    r.status = SolveStatus::Infeasible;
+    r.infeasible = std::move(inf);
+    r.seconds = elapsed();
+    return r;
+  }
+  ir::LowerBound lb = ir::lower_bound(p_);
+  lower_ = lb.value;
+  bound_reason_ = lb.reason;
+  collect_incumbents();
+  if (!best_) {
+    r.status = SolveStatus::Infeasible;
+    Infeasibility inf;
+    inf.explanation = "no heuristic schedule meets the memory cap, and this cap is not provably infeasible";
+    inf.smallest_cap = 0;
+    r.infeasible = inf;
+    return r;
+  }
+  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  if (!proved_ && o_.use_z3) {
+    try {
+      z3_search();
+    } catch (const z3::exception& e) {
+      solver_error_ = std::string("Z3: ") + e.msg();
+    }
+  }
+  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  progress(true);
+  r.status = proved_ ? SolveStatus::Optimal : SolveStatus::Feasible;
+  r.objective = best_->value;
+  r.lower_bound = proved_ ? best_->value : lower_;
+  r.bound_reason = proved_ && best_->value > lower_ + 1e-9 ? bound_reason_ : bound_reason_;
+  r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
+  r.incumbent = first_incumbent_;
+  r.incumbent_value = first_incumbent_value_;
+  r.seconds = elapsed();
+  r.schedule = std::move(best_->schedule);
+  r.schedule->provenance = provenance(r);
+  return r;
+}
+
+}  // namespace
+
+SolveResult synthesize(const ir::Problem& p, const SolveOptions& options) { return Search(p, options).run(); }
+
+}  // namespace schedc::solver

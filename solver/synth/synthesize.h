@@ -1,0 +1,67 @@
+#pragma once
+// solver::synthesize: the portfolio of DESIGN.md section 7. A lower bound from the problem; every
+// applicable family and the greedy variants as incumbents; then Z3 searches for strictly better
+// orders until it proves the incumbent optimal or the limits end the search with a stated gap.
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/params.h"
+#include "ir/schedule.h"
+#include "support/diagnostics.h"
+
+namespace schedc::solver {
+
+struct SolveOptions {
+  double time_limit_s = 60;
+  /// Z3 resource limits instead of wall time: the same input gives the same output anywhere.
+  bool deterministic = false;
+  /// Progress lines on `progress` (nullptr: none); `tty` makes it one updating line.
+  std::ostream* progress = nullptr;
+  bool tty = false;
+  /// Portfolio switches (for benchmarks and tests).
+  bool use_families = true;
+  bool use_greedy = true;
+  bool use_z3 = true;
+  /// Largest SAT model (literals) built; a larger exact model makes the grid coarser.
+  int64_t max_literals = 80'000;
+};
+
+enum class SolveStatus { Optimal, Feasible, Infeasible };
+std::string_view to_string(SolveStatus s);
+
+/// Why no schedule exists, in the spec's terms.
+struct Infeasibility {
+  int32_t rank = -1;
+  double cap = 0;           // the rank's cap
+  double needed = 0;        // the smallest cap any schedule needs on that rank
+  double smallest_cap = 0;  // the smallest uniform cap that is feasible
+  /// Problem fields (frontend::Spec::given names) in Z3's unsat core, e.g. "memory.cap".
+  std::vector<std::string> conflicting_fields;
+  std::string explanation;  // one sentence
+};
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::Feasible;
+  std::optional<ir::Schedule> schedule;  // verified; provenance filled
+  double objective = 0;
+  double lower_bound = 0;
+  std::string bound_reason;
+  double gap = 0;  // (objective - lower_bound) / objective
+  std::string incumbent;
+  double incumbent_value = 0;
+  double seconds = 0;
+  std::optional<Infeasibility> infeasible;
+};
+
+/// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, families,
+/// greedy, z3. Unknown keys and bad values are reported at their location.
+bool apply_solve_params(const ir::Params& params, SolveOptions& base, Diagnostics& diags);
+
+/// Solves `p`. Z3 errors become a `solver` status in the result's explanation, never exceptions.
+SolveResult synthesize(const ir::Problem& p, const SolveOptions& options);
+
+}  // namespace schedc::solver
