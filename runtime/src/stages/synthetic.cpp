@@ -1,10 +1,13 @@
 // The synthetic stage holds its rank for each action's cost (cost units x ms_per_unit), for
 // comparing measured timelines with simulated ones; the noop stage does nothing at all.
 //
-// "Holds" is a sleep until 1 ms before the deadline, then a spin to it: a pure busy-wait would
-// take a core for the whole duration, and with more ranks than cores (8 ranks on 2 cores in CI)
-// the spinning ranks would delay the ones that have just been woken, which is not what a device
-// does. The duration is measured against the wall clock either way.
+// "Holds" is a sleep until the deadline (with the least timer slack), not a busy-wait: with more
+// ranks than cores (8 ranks on 2 cores in CI) spinning ranks take the cores that the ranks just
+// woken by a message need, and a spinning thread that has used up its share is scheduled late, so
+// a busy-wait overshoots by milliseconds under load where a sleep overshoots by tens of
+// microseconds. The duration is wall-clock time either way, as a device's would be.
+
+#include <sys/prctl.h>
 
 #include <chrono>
 #include <thread>
@@ -18,11 +21,10 @@ using Clock = std::chrono::steady_clock;
 
 void hold_for(double ms) {
   if (ms <= 0) return;
-  Clock::time_point end = Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
-  constexpr auto kSpin = std::chrono::microseconds(1000);
-  if (end - Clock::now() > kSpin) std::this_thread::sleep_until(end - kSpin);
-  while (Clock::now() < end) {
-  }
+  // Timer slack (50 us by default) would be added to every action; ask for the least.
+  thread_local bool slack_set = (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0), true);
+  (void)slack_set;
+  std::this_thread::sleep_until(Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6)));
 }
 
 class SyntheticStage final : public Stage {
