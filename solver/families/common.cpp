@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <limits>
 
 #include "support/numbers.h"
@@ -23,7 +22,8 @@ std::nullopt_t FamilyContext::bad_param(const ir::Param* param, const std::strin
 
 std::nullopt_t FamilyContext::internal(const std::string& message) const {
   assert(false && "a family generator failed");
-  diags.error(DiagKind::Internal, loc, "family " + backtick(name) + " failed on this problem (a bug in schedc): " + message);
+  diags.error(DiagKind::Internal, loc,
+              "family " + backtick(name) + " failed on this problem (a bug in schedc): " + message);
   return std::nullopt;
 }
 
@@ -206,7 +206,9 @@ std::optional<ir::Action> ListScheduler::head(int32_t rank, int32_t stream) cons
 int64_t ListScheduler::earliest_start(ir::Action a) const {
   if (++stamp_ == 0) std::fill(memo_stamp_.begin(), memo_stamp_.end(), 0), stamp_ = 1;
   const int32_t S = p_.num_stages();
-  auto slot = [&](int32_t mb, int32_t stage) { return static_cast<size_t>(mb) * static_cast<size_t>(S) + static_cast<size_t>(stage); };
+  auto slot = [&](int32_t mb, int32_t stage) {
+    return static_cast<size_t>(mb) * static_cast<size_t>(S) + static_cast<size_t>(stage);
+  };
   // End of the forward / input-gradient pass of (mb, stage): its tick once run, else a bound.
   std::function<int64_t(ir::Action)> start;
   auto end_of = [&](ir::Action x) -> int64_t {
@@ -255,7 +257,9 @@ int64_t ListScheduler::duration(ir::Action a) const { return ir::to_fixed(ir::co
 std::optional<int64_t> ListScheduler::ready_time(ir::Action a, int32_t rank) const {
   const int32_t S = p_.num_stages();
   const int32_t s = a.stage.value;
-  auto slot = [&](int32_t stage) { return static_cast<size_t>(a.mb.value) * static_cast<size_t>(S) + static_cast<size_t>(stage); };
+  auto slot = [&](int32_t stage) {
+    return static_cast<size_t>(a.mb.value) * static_cast<size_t>(S) + static_cast<size_t>(stage);
+  };
   auto lag = [&](int32_t stage) { return p_.rank_of(a.mb, ir::StageId(stage)).value == rank ? 0 : comm_; };
   int64_t t = 0;
   switch (a.kind) {

@@ -78,7 +78,8 @@ std::optional<ir::Schedule> generate_interleaved_1f1b(const FamilyContext& cx) {
                                    " ranks; use a divisor of m of at least min(pp, m), such as " +
                                    backtick(std::to_string(fallback)));
   s = build(p, fallback);
-  if (!completes(s)) return cx.internal("the schedule table with group size " + std::to_string(fallback) + " deadlocks");
+  if (!completes(s))
+    return cx.internal("the schedule table with group size " + std::to_string(fallback) + " deadlocks");
   return s;
 }
 

@@ -205,7 +205,8 @@ bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
   std::string all;
   for (size_t r = 0; r < peaks.size(); ++r) all += (r ? ":" : "") + format_number(peaks[r]);
   cx.diags.error(DiagKind::CapInfeasible, cx.loc,
-                 "family " + backtick(cx.name) + " peaks at " + backtick(format_number(peaks[static_cast<size_t>(worst)])) +
+                 "family " + backtick(cx.name) + " peaks at " +
+                     backtick(format_number(peaks[static_cast<size_t>(worst)])) +
                      " on rank " + std::to_string(worst) + ", above its cap of " +
                      backtick(format_number(*p.cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
                      backtick(all));

@@ -16,7 +16,8 @@ using namespace schedc::ir;
 namespace {
 
 std::string fixture_path() {
-  for (const char* rel : {"/tests/data/torch-csv/dualpipev_4rank_10mb.csv", "/../shared/fixtures/torch-csv/dualpipev_4rank_10mb.csv"}) {
+  for (const char* rel :
+       {"/tests/data/torch-csv/dualpipev_4rank_10mb.csv", "/../shared/fixtures/torch-csv/dualpipev_4rank_10mb.csv"}) {
     std::string path = std::string(SCHEDC_SOURCE_DIR) + rel;
     if (std::filesystem::exists(path)) return path;
   }

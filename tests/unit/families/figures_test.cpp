@@ -211,6 +211,9 @@ TEST_CASE("Chimera: bubble ratio (p-2)/(2m+p-2) at m = p with F = B + W; better 
     CAPTURE(p);
     Figures f = run("chimera", p, p, {2, 1, 1});
     CHECK(f.bubble_ratio == doctest::Approx((p - 2.0) / (2.0 * p + p - 2)));
+    // With F = B + W the bubble stays (p-2)/2 (F+B+W) for more microbatches (1F1B's: (p-1)(F+B+W)).
+    for (int32_t m : {2 * p, 4 * p})
+      CHECK(run("chimera", p, m, {2, 1, 1}).bubble == doctest::Approx((p - 2) / 2.0 * 4));
     for (Cost c : kCosts)
       for (int32_t m : {p, 2 * p, 4 * p}) {
         CAPTURE(m);
