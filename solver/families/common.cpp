@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <limits>
+#include <queue>
 
 #include "support/numbers.h"
 
@@ -353,21 +355,31 @@ bool ListScheduler::run(const Policy& policy) {
   size_t remaining = 0;
   for (const auto& rank_streams : streams_)
     for (const auto& s : rank_streams) remaining += s.size();
+  // Each rank's choice, recomputed only when it can have changed; a min-heap of (decision time,
+  // rank) finds the next rank to run, stale entries skipped by their version.
+  struct Entry {
+    int64_t at;
+    int32_t rank;
+    uint64_t version;
+    bool operator>(const Entry& o) const { return at != o.at ? at > o.at : rank > o.rank; }
+  };
   std::vector<Choice> choice(static_cast<size_t>(R));
-  std::vector<char> dirty(static_cast<size_t>(R), 1);
+  std::vector<uint64_t> version(static_cast<size_t>(R), 0);
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  auto refresh = [&](int32_t r) {
+    size_t i = static_cast<size_t>(r);
+    choice[i] = decide(r, &policy);
+    ++version[i];
+    if (choice[i].at >= 0) heap.push({choice[i].at, r, version[i]});
+  };
+  for (int32_t r = 0; r < R; ++r) refresh(r);
   while (remaining > 0) {
-    for (int32_t r = 0; r < R; ++r)
-      if (dirty[static_cast<size_t>(r)]) {
-        choice[static_cast<size_t>(r)] = decide(r, &policy);
-        dirty[static_cast<size_t>(r)] = 0;
-      }
+    while (!heap.empty() && heap.top().version != version[static_cast<size_t>(heap.top().rank)]) heap.pop();
     int32_t pick = -1;
-    for (int32_t r = 0; r < R; ++r) {
-      const Choice& c = choice[static_cast<size_t>(r)];
-      if (c.at >= 0 && (pick < 0 || c.at < choice[static_cast<size_t>(pick)].at)) pick = r;
-    }
     Choice chosen;
-    if (pick >= 0) {
+    if (!heap.empty()) {
+      pick = heap.top().rank;
+      heap.pop();
       chosen = choice[static_cast<size_t>(pick)];
     } else {
       // The policy allows nothing anywhere (its memory limit is too tight): take the earliest
@@ -383,11 +395,13 @@ bool ListScheduler::run(const Policy& policy) {
     --remaining;  // a queued W counts once its B has run
     if (queue_weights_ && chosen.cand.action.kind == ir::ActionKind::B) ++remaining;
     // Only the owner and the ranks of the neighbouring stages can see a new candidate.
-    dirty[static_cast<size_t>(pick)] = 1;
     ir::Action a = chosen.cand.action;
+    refresh(pick);
     for (int32_t ds = -1; ds <= 1; ds += 2) {
       int32_t st = a.stage.value + ds;
-      if (st >= 0 && st < p_.num_stages()) dirty[p_.rank_of(a.mb, ir::StageId(st)).index()] = 1;
+      if (st < 0 || st >= p_.num_stages()) continue;
+      int32_t r = p_.rank_of(a.mb, ir::StageId(st)).value;
+      if (r != pick) refresh(r);
     }
   }
   return true;
