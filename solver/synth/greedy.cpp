@@ -9,6 +9,8 @@ std::string GreedyVariant::name() const {
   std::string n = "greedy-" + priority;
   if (breadth_first) n += "-bfs";
   if (cap_slack) n += "-slack";
+  if (lookahead) n += "-lookahead";
+  if (w_reserve) n += "-wres" + std::to_string(w_reserve);
   return n;
 }
 
@@ -17,8 +19,17 @@ std::vector<GreedyVariant> greedy_variants(const Instance& inst) {
   for (const char* prio : {"BFW", "FBW", "BWF"})
     for (bool bfs : {false, true}) {
       if (bfs && inst.problem->stages_per_rank == 1) continue;
-      out.push_back({prio, bfs, 0});
+      out.push_back({prio, bfs, 0, false, 0});
     }
+  // Zero Bubble style: backwards never wait behind a forward, and weight gradients are kept back to
+  // fill the cool-down (as far as the cap allows).
+  const int32_t pp = inst.problem->ranks;
+  for (bool bfs : {false, true}) {
+    if (bfs && inst.problem->stages_per_rank == 1) continue;
+    out.push_back({"BFW", bfs, 0, true, 0});
+    out.push_back({"BFW", bfs, 0, true, pp});
+    out.push_back({"BFW", bfs, 0, false, pp});
+  }
   return out;
 }
 
@@ -51,6 +62,25 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
     return k + mb * S + (S - 1 - st);
   };
 
+  // Memory reservations: a microbatch that has started its forwards on a rank must be able to run
+  // its later forwards there too, or every rank could fill up with first stages and wait forever.
+  // reserve[r][mb] = the forward memory mb still needs on rank r; held[r] = their sum.
+  std::vector<std::vector<int64_t>> reserve(R, std::vector<int64_t>(static_cast<size_t>(inst.problem->microbatches), 0));
+  std::vector<std::vector<char>> started(R, std::vector<char>(static_cast<size_t>(inst.problem->microbatches), 0));
+  std::vector<int64_t> held(R, 0);
+  std::vector<std::vector<int64_t>> forward_total(R, std::vector<int64_t>(static_cast<size_t>(inst.problem->microbatches), 0));
+  for (size_t i = 0; i < n; ++i)
+    if (inst.action[i].kind == ActionKind::F && inst.mem[i] > 0)
+      forward_total[static_cast<size_t>(inst.rank[i])][inst.action[i].mb.index()] += inst.mem[i];
+  auto fits = [&](size_t r, size_t a) {
+    if (inst.mem[a] <= 0 || inst.cap[r] < 0) return true;
+    size_t mb = inst.action[a].mb.index();
+    int64_t others = held[r] - reserve[r][mb];
+    int64_t mine = started[r][mb] ? reserve[r][mb] : forward_total[r][mb];  // includes this forward
+    int64_t after = memory[r] + (inst.action[a].kind == ActionKind::F ? mine : inst.mem[a]) + others;
+    return after <= inst.cap[r] - v.cap_slack;
+  };
+
   size_t done = 0;
   int64_t t = 0;
   while (done < n) {
@@ -62,21 +92,45 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
       }
       int32_t best = -1;
       int64_t best_key = kNever;
+      int64_t backward_soon = kNever;  // a backward whose inputs are all scheduled, arriving later
+      int32_t pending_w = 0;
+      bool forward_blocked = false;
       for (int32_t a : cand[r]) {
         auto i = static_cast<size_t>(a);
+        if (inst.action[i].kind == ActionKind::W && ready[i] <= t) ++pending_w;
         if (ready[i] > t) {
           next_event = std::min(next_event, ready[i]);
+          if (ir::is_backward(inst.action[i].kind)) backward_soon = std::min(backward_soon, ready[i]);
           continue;
         }
-        if (inst.mem[i] > 0 && inst.cap[r] >= 0 && memory[r] + inst.mem[i] > inst.cap[r] - v.cap_slack) continue;
+        if (!fits(r, i)) {
+          if (inst.action[i].kind == ActionKind::F) forward_blocked = true;
+          continue;
+        }
         int64_t k = key(a);
         if (k < best_key) best_key = k, best = a;
       }
+      if (best >= 0 && v.lookahead && inst.action[static_cast<size_t>(best)].kind == ActionKind::F &&
+          backward_soon < t + inst.dur[static_cast<size_t>(best)])
+        continue;  // the backward arrives before this forward would end: wait for it
+      if (best >= 0 && v.w_reserve > 0 && inst.action[static_cast<size_t>(best)].kind == ActionKind::W &&
+          pending_w <= v.w_reserve && !forward_blocked && backward_soon != kNever)
+        continue;  // keep it for the cool-down; more work is on its way
       if (best < 0) continue;
       auto b = static_cast<size_t>(best);
       cand[r].erase(std::find(cand[r].begin(), cand[r].end(), best));
       orders[r].push_back(best);
       memory[r] += inst.mem[b];
+      if (inst.action[b].kind == ActionKind::F && inst.mem[b] > 0) {
+        size_t mb = inst.action[b].mb.index();
+        if (!started[r][mb]) {
+          started[r][mb] = 1;
+          reserve[r][mb] = forward_total[r][mb];
+          held[r] += reserve[r][mb];
+        }
+        reserve[r][mb] -= inst.mem[b];
+        held[r] -= inst.mem[b];
+      }
       end[b] = t + inst.dur[b];
       busy_until[r] = end[b];
       next_event = std::min(next_event, end[b]);

@@ -15,6 +15,8 @@ struct GreedyVariant {
   std::string priority = "BFW";  // kinds by preference (B stands for BW in fused problems)
   bool breadth_first = false;    // forwards: all microbatches of a stage before the next stage
   int64_t cap_slack = 0;         // forwards keep this much memory (fixed point) below the cap
+  bool lookahead = false;        // idle rather than start a forward that a known backward would wait on
+  int32_t w_reserve = 0;         // keep this many weight gradients pending (unless memory needs them) to fill the cool-down
   std::string name() const;
 };
 

@@ -245,8 +245,8 @@ bool compute_heads_tails(Instance& inst) {
     for (const auto& e : inst.succ[static_cast<size_t>(order[k])])
       if (--indeg[static_cast<size_t>(e.to)] == 0) order.push_back(e.to);
   if (order.size() != n) return false;
-  inst.head.assign(n, 0);
-  inst.tail.assign(n, 0);
+  inst.head = inst.release.size() == n ? inst.release : std::vector<int32_t>(n, 0);
+  inst.tail = inst.delivery.size() == n ? inst.delivery : std::vector<int32_t>(n, 0);
   propagate(inst, order);
   // Two rounds: the rank-work bounds feed the longest paths, which feed the next rank-work bounds.
   for (int round = 0; round < 2; ++round) {

@@ -34,6 +34,9 @@ struct Instance {
   std::vector<int64_t> cap;  // per rank at memory_scale; -1 = unlimited
 
   std::vector<int32_t> head, tail;  // in steps, over all edges
+  /// Optional lower bounds on heads and tails that the edges do not imply (release and delivery
+  /// times of a sub-instance cut out of a larger schedule); empty means 0.
+  std::vector<int32_t> release, delivery;
 
   size_t size() const { return action.size(); }
   /// Node of F/B/W/BW (mb, stage) for this instance's backward form (-1 when absent).

@@ -19,6 +19,7 @@
 #include "solver/synth/explain.h"
 #include "solver/synth/greedy.h"
 #include "solver/synth/instance.h"
+#include "solver/synth/lns.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -101,6 +102,7 @@ class Search {
   void offer(ir::Schedule s, const std::string& name);
   void collect_incumbents();
   void z3_search();
+  void lns();
   void progress(bool final = false);
   std::string provenance(const SolveResult& r) const;
 
@@ -115,6 +117,7 @@ class Search {
   bool proved_ = false;
   uint64_t rlimit_used_ = 0;
   int probes_ = 0;
+  LnsStats lns_;
   EncodingStats encoding_;
   std::string method_ = "none";
   std::string solver_error_;
@@ -143,7 +146,17 @@ void Search::collect_incumbents() {
   if (o_.use_greedy) {
     Instance inst = build_instance(p_, {0, /*symmetry=*/false});
     for (const GreedyVariant& v : greedy_variants(inst))
-      if (auto orders = greedy_orders(inst, v)) offer(to_schedule(inst, *orders), v.name());
+      if (auto orders = greedy_orders(inst, v)) {
+        ir::Schedule sched = to_schedule(inst, *orders);
+        if (std::getenv("SCHEDC_DEBUG")) {
+          auto sim = ir::simulate(sched);
+          std::fprintf(stderr, "debug: %s -> %s\n", v.name().c_str(),
+                       sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
+        }
+        offer(std::move(sched), v.name());
+      } else if (std::getenv("SCHEDC_DEBUG")) {
+        std::fprintf(stderr, "debug: %s -> stuck\n", v.name().c_str());
+      }
   }
   // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
   if (!best_) offer(sequential_schedule(p_), "sequential");
@@ -294,12 +307,63 @@ void Search::z3_search() {
     progress();
   }
   if (complete && lo > hi) proved_ = true;
+  if (std::getenv("SCHEDC_DEBUG")) std::fprintf(stderr, "debug: search ended at %.2f s\n", elapsed());
   z3::stats st = model.solver().statistics();
   for (unsigned i = 0; i < st.size(); ++i) {
     std::string key = st.key(i);
     // Time, memory and allocation counts differ between runs; everything kept here is deterministic.
     if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos) continue;
     z3_stats_[key] = st.is_uint(i) ? nlohmann::ordered_json(st.uint_value(i)) : nlohmann::ordered_json(st.double_value(i));
+  }
+}
+
+// Windows of about eight actions per rank slide over the incumbent; each asks Z3 for a reordering
+// that ends the whole schedule earlier. Bigger windows once a pass finds nothing.
+void Search::lns() {
+  const int64_t scale = ir::time_scale(p_);
+  const int64_t grid0 = exact_grid(p_);
+  int64_t work = 0;
+  size_t actions = 0;
+  for (const auto& r : best_->schedule.ranks)
+    for (ir::Action a : r) work += ir::to_fixed(ir::cost_of(p_, a), scale), ++actions;
+  const int64_t avg = std::max<int64_t>(1, work / static_cast<int64_t>(std::max<size_t>(1, actions)));
+  // The exact grid: a coarser one rounds comm lags and durations, and a window that cannot even
+  // reproduce the incumbent's timing finds nothing.
+  const int64_t grid = grid0;
+  int64_t width = std::min<int64_t>(8 * avg, 120 * grid0);
+  for (int round = 0; round < 3 && !out_of_budget(); ++round, width *= 2) {
+    bool improved = true;
+    while (improved && !out_of_budget()) {
+      improved = false;
+      z3::context ctx;  // fresh per pass: expressions of old windows do not pile up
+      ir::Timeline tl = *ir::simulate(best_->schedule).timeline;
+      int64_t makespan = tl.end.empty() ? 0 : 0;
+      for (const auto& e : tl.end)
+        if (!e.empty()) makespan = std::max(makespan, e.back());
+      for (int64_t t0 = 0; t0 < makespan && !out_of_budget(); t0 += width / 2) {
+        if (static_cast<double>(makespan) / scale <= lower_ + 1e-9) return;
+        z3::params prm(ctx);
+        if (o_.deterministic) {
+          prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(rlimit_budget() - rlimit_used_, 3'000'000u)));
+        } else {
+          prm.set("timeout", static_cast<unsigned>(std::max(1.0, std::min(remaining(), 3.0) * 1000)));
+        }
+        auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals, lns_);
+        if (std::getenv("SCHEDC_DEBUG"))
+          std::fprintf(stderr, "debug: window [%lld, %lld) grid %lld: %s\n", (long long)t0, (long long)(t0 + width),
+                       (long long)grid, s ? "schedule" : "-");
+        if (!s) continue;
+        double before = best_->value;
+        offer(std::move(*s), "lns");
+        if (best_->value < before) {
+          improved = true;
+          tl = *ir::simulate(best_->schedule).timeline;
+          makespan = 0;
+          for (const auto& e : tl.end)
+            if (!e.empty()) makespan = std::max(makespan, e.back());
+        }
+      }
+    }
   }
 }
 
@@ -323,6 +387,8 @@ std::string Search::provenance(const SolveResult& r) const {
   z3["clauses"] = encoding_.clauses;
   z3["cardinality"] = encoding_.cardinality;
   z3["pseudo_boolean"] = encoding_.pseudo_boolean;
+  z3["lns"] = {{"windows", lns_.windows}, {"models", lns_.models}, {"improved", lns_.improved},
+               {"largest_literals", lns_.largest.literals}};
   z3["statistics"] = z3_stats_;
   if (!solver_error_.empty()) z3["error"] = solver_error_;
   j["z3"] = z3;
@@ -350,9 +416,19 @@ SolveResult Search::run() {
     return r;
   }
   if (best_->value <= lower_ + 1e-9) proved_ = true;
-  if (!proved_ && o_.use_z3) {
+  if (!proved_ && o_.use_z3 && !std::getenv("SCHEDC_SKIP_FULL")) {
     try {
       z3_search();
+      if (std::getenv("SCHEDC_DEBUG")) std::fprintf(stderr, "debug: z3 released at %.2f s\n", elapsed());
+    } catch (const z3::exception& e) {
+      solver_error_ = std::string("Z3: ") + e.msg();
+    }
+  }
+  if (!proved_ && o_.use_z3 && p_.objective == ir::Objective::Makespan && !best_->schedule.has_overlap() &&
+      best_->value > lower_ + 1e-9) {
+    try {
+      lns();
+      if (lns_.windows > 0) method_ += method_.empty() ? "lns" : ", then windows (lns)";
     } catch (const z3::exception& e) {
       solver_error_ = std::string("Z3: ") + e.msg();
     }
