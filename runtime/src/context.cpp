@@ -29,7 +29,7 @@ OpStatus OpStatus::unpack(uint64_t v) {
   OpStatus s;
   s.code = static_cast<OpCode>(v & 0xff);
   s.action.kind = static_cast<Kind>((v >> 8) & 0xff);
-  s.action.stage = static_cast<int32_t>(static_cast<int16_t>((v >> 16) & 0xffff));
+  s.action.stage = static_cast<int32_t>((v >> 16) & 0xffff);
   int32_t hi = static_cast<int32_t>(v >> 32);
   if (s.code == OpCode::Post || s.code == OpCode::Wait) s.group = hi;
   else s.action.mb = hi;
