@@ -1,6 +1,8 @@
 // One rank's run: build its stages and Context, run the steps, gather at rank 0, and there
 // compare with the sequential reference (--check), print the report and write the trace.
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -65,6 +67,7 @@ struct RankResult {
   int64_t busy_ns = 0;  // last step: time in ops minus time blocked in the backend
   std::vector<int64_t> step_end_ns;
   std::vector<int64_t> step_busy_ns;
+  std::vector<int64_t> step_cpu_ns;  // CPU time of the rank's thread during the program
   std::vector<std::pair<int32_t, double>> losses;
   std::vector<std::pair<int32_t, std::vector<std::byte>>> grads;
   std::vector<OpRecord> records;
@@ -77,6 +80,7 @@ std::vector<std::byte> serialize(const RankResult& r) {
   w.i64(static_cast<int64_t>(r.step_end_ns.size()));
   for (int64_t t : r.step_end_ns) w.i64(t);
   for (int64_t t : r.step_busy_ns) w.i64(t);
+  for (int64_t t : r.step_cpu_ns) w.i64(t);
   w.i64(static_cast<int64_t>(r.losses.size()));
   for (auto [mb, l] : r.losses) w.i64(mb), w.f64(l);
   w.i64(static_cast<int64_t>(r.grads.size()));
@@ -94,6 +98,7 @@ RankResult deserialize(const std::vector<std::byte>& b) {
   int64_t steps = rd.i64();
   for (int64_t n = steps; n > 0; --n) r.step_end_ns.push_back(rd.i64());
   for (int64_t n = steps; n > 0; --n) r.step_busy_ns.push_back(rd.i64());
+  for (int64_t n = steps; n > 0; --n) r.step_cpu_ns.push_back(rd.i64());
   for (int64_t n = rd.i64(); n > 0; --n) {
     int32_t mb = static_cast<int32_t>(rd.i64());
     r.losses.emplace_back(mb, rd.f64());
@@ -218,12 +223,13 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   for (double l : mb_loss) loss += l;
   loss /= m;
   size_t steps = results.front().step_end_ns.size();
-  std::vector<double> makespans(steps, 0.0), step_busy(steps, 0.0);
+  std::vector<double> makespans(steps, 0.0), step_busy(steps, 0.0), step_cpu(steps, 0.0);
   int64_t ops = 0, busy = 0;
   for (const RankResult& r : results) {
     for (size_t k = 0; k < steps; ++k) {
       makespans[k] = std::max(makespans[k], static_cast<double>(r.step_end_ns[k]) / 1e9);
       step_busy[k] += static_cast<double>(r.step_busy_ns[k]);
+      step_cpu[k] += static_cast<double>(r.step_cpu_ns[k]);
     }
     ops += static_cast<int64_t>(r.records.size());
     busy += r.busy_ns;
@@ -261,6 +267,8 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
       << ", \"fidelity\": " << (synthetic && simulated_s > 0 ? num(measured / simulated_s) : "null")
       << ", \"ops\": " << ops << ", \"busy_ns_per_op\": " << num(ns_per_op) << ", \"step_busy_ns_per_op\": [";
     for (size_t k = 0; k < steps; ++k) o << (k ? ", " : "") << num(ops ? step_busy[k] / static_cast<double>(ops) : 0);
+    o << "], \"step_cpu_ns_per_op\": [";
+    for (size_t k = 0; k < steps; ++k) o << (k ? ", " : "") << num(ops ? step_cpu[k] / static_cast<double>(ops) : 0);
     o << "]}\n";
     std::cout << o.str() << std::flush;
   } else {
@@ -294,6 +302,12 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   }
   if (opt.check && !cmp.complete) std::cerr << "schedrt: error: some stage's gradient is missing from the results\n";
   return ok ? 0 : 1;
+}
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace
@@ -333,10 +347,12 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
   for (int32_t step = 0; step < opt.steps; ++step) {
     backend.barrier();
     int64_t blocked_before = backend.blocked_ns();
+    int64_t cpu_before = thread_cpu_ns();
     ctx.begin_step(std::chrono::steady_clock::now());
     if (opt.interpret) interpret(calls, *table);
     else info.rank_fns[rank](calls);
     int64_t blocked = backend.blocked_ns() - blocked_before;
+    result.step_cpu_ns.push_back(thread_cpu_ns() - cpu_before);
     int64_t end = ctx.records().empty() ? 0 : ctx.records().back().end_ns;
     result.step_end_ns.push_back(end);
     int64_t busy = 0;
