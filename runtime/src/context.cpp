@@ -73,7 +73,7 @@ ContextImpl::ContextImpl(const ProgramInfo& info, Backend& backend, std::vector<
   if (!needed.empty()) {
     auto* arena = static_cast<std::byte*>(backend_.allocate(slot_bytes * needed.size()));
     allocations_.push_back(arena);
-    std::memset(arena, 0, slot_bytes * needed.size());
+    backend_.zero(arena, slot_bytes * needed.size());
     for (size_t i = 0; i < needed.size(); ++i) slots_[needed[i]] = arena + i * slot_bytes;
   }
   int32_t groups = info.groups_per_rank ? info.groups_per_rank[rank_] : 0;
@@ -119,6 +119,7 @@ int64_t ContextImpl::now_ns() const {
 }
 
 void ContextImpl::record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked) {
+  backend_.op_end(code);
   records_.push_back(OpRecord{code, a, b, group, start, now_ns(), blocked});
 }
 
@@ -138,6 +139,7 @@ void ContextImpl::forward(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = F(mb, s);
   backend_.publish_status(OpStatus{OpCode::Forward, a, -1}.pack());
+  backend_.op_begin(OpCode::Forward);
   if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
   stage_of(a).forward(mb, s == 0 ? nullptr : payload(slot(false, mb, s)), payload(slot(false, mb, s + 1)));
   record(OpCode::Forward, a, a, -1, t);
@@ -155,6 +157,7 @@ void ContextImpl::backward_input(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = B(mb, s);
   backend_.publish_status(OpStatus{OpCode::BackwardInput, a, -1}.pack());
+  backend_.op_begin(OpCode::BackwardInput);
   if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
   run_backward(a, false);
   record(OpCode::BackwardInput, a, a, -1, t);
@@ -164,6 +167,7 @@ void ContextImpl::backward_weight(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = W(mb, s);
   backend_.publish_status(OpStatus{OpCode::BackwardWeight, a, -1}.pack());
+  backend_.op_begin(OpCode::BackwardWeight);
   stage_of(a).backward_weight(mb);
   record(OpCode::BackwardWeight, a, a, -1, t);
 }
@@ -172,6 +176,7 @@ void ContextImpl::backward(int32_t mb, int32_t s) {
   int64_t t = now_ns();
   Action a = BW(mb, s);
   backend_.publish_status(OpStatus{OpCode::Backward, a, -1}.pack());
+  backend_.op_begin(OpCode::Backward);
   if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
   run_backward(a, true);
   record(OpCode::Backward, a, a, -1, t);
@@ -180,6 +185,7 @@ void ContextImpl::backward(int32_t mb, int32_t s) {
 void ContextImpl::overlapped(Action f, Action b) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Overlapped, f, -1}.pack());
+  backend_.op_begin(OpCode::Overlapped);
   if (fault_throw_) throw Error("injected fault at `" + format(f) + "` (--fault throw=" + std::to_string(rank_) + ")");
   if (f.kind != Kind::F || !is_backward(b.kind))
     throw Error("an overlapped unit needs a forward and a backward, got `" + format(f) + "` and `" + format(b) + "`");
@@ -192,6 +198,7 @@ void ContextImpl::overlapped(Action f, Action b) {
 void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Post, {}, group}.pack());
+  backend_.op_begin(OpCode::Post);
   if (group < 0 || static_cast<size_t>(group) >= groups_.size())
     throw Error("rank " + std::to_string(rank_) + " posts group g" + std::to_string(group) + ", which its program does not have");
   Group& g = *groups_[static_cast<size_t>(group)];
@@ -216,6 +223,7 @@ void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
 void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::Wait, {}, group}.pack());
+  backend_.op_begin(OpCode::Wait);
   const Group& g = *groups_[static_cast<size_t>(group)];
   int32_t which[8];
   size_t n = 0;
@@ -235,6 +243,7 @@ void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
     more.insert(more.begin(), which, which + n);
     backend_.wait(group, more);
   }
+  backend_.op_end(OpCode::Wait);
   int64_t end = now_ns();
   records_.push_back(OpRecord{OpCode::Wait, needs.empty() ? Action{} : needs.front(), {}, group, t, end, end - t});
 }
@@ -242,9 +251,13 @@ void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
 void ContextImpl::wait_all() {
   int64_t t = now_ns();
   backend_.publish_status(OpStatus{OpCode::WaitAll, {}, -1}.pack());
+  backend_.op_begin(OpCode::WaitAll);
   backend_.wait_all();
+  backend_.op_end(OpCode::WaitAll);
   int64_t end = now_ns();
   records_.push_back(OpRecord{OpCode::WaitAll, {}, {}, -1, t, end, end - t});
+  // A device backend's ops ran on its streams: their intervals replace the host clock's.
+  backend_.device_intervals(records_);
 }
 
 std::vector<std::pair<int32_t, double>> ContextImpl::losses() const {

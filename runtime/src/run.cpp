@@ -243,9 +243,13 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   Comparison cmp;
   double loss_rel = 0;
   double tolerance = cfg.dtype == Dtype::F64 ? 1e-12 : 1e-5;
+  // A device backend's stages compute in their own precision and hand back fp64 gradients: the
+  // reference then runs in fp64, with the backend's tolerance for that precision.
+  StageConfig ref_cfg = cfg;
+  if (auto t = backend.device_check_tolerance(cfg)) tolerance = *t, ref_cfg.dtype = Dtype::F64;
   if (opt.check) {
-    ref = run_reference(info, cfg);
-    cmp = compare(info, cfg, results, ref);
+    ref = run_reference(info, ref_cfg);
+    cmp = compare(info, ref_cfg, results, ref);
     loss_rel = std::abs(loss - ref.loss) / std::max(std::abs(ref.loss), 1e-300);
     ok = cmp.complete && cmp.max_rel <= tolerance && loss_rel <= tolerance;
   }
@@ -318,7 +322,7 @@ StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
   c.hidden = o.hidden;
   c.layers = o.layers;
   c.batch = o.batch;
-  c.dtype = o.dtype == "fp32" ? Dtype::F32 : Dtype::F64;
+  c.dtype = o.dtype == "fp32" ? Dtype::F32 : o.dtype == "bf16" ? Dtype::BF16 : Dtype::F64;
   c.seed = o.seed;
   c.ms_per_unit = o.ms_per_unit;
   c.num_stages = info.stages;
@@ -337,7 +341,10 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
   std::vector<std::unique_ptr<Stage>> stages(static_cast<size_t>(info.num_directions() * S));
   for (int32_t d = 0; d < info.num_directions(); ++d)
     for (int32_t s = 0; s < S; ++s)
-      if (info.rank_of(d, s) == rank) stages[static_cast<size_t>(d * S + s)] = make_stage(cfg, s);
+      if (info.rank_of(d, s) == rank) {
+        auto own = backend.make_stage(cfg, s);  // a device backend's stage, or the CPU one
+        stages[static_cast<size_t>(d * S + s)] = own ? std::move(own) : make_stage(cfg, s);
+      }
   ContextImpl ctx(info, backend, std::move(stages), opt);
   Context calls(ctx);
   const RankTable* table = info.tables ? &info.tables[rank] : nullptr;

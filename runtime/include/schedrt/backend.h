@@ -12,13 +12,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "schedrt/program.h"
+#include "schedrt/stage.h"
 #include "schedrt/types.h"
 
 namespace schedrt {
+
+struct OpRecord;  // context_impl.h
 
 /// Written in front of every message's payload and checked by the receiver, so that a message
 /// that is not the expected one is an error, never silently wrong data.
@@ -86,6 +93,26 @@ class Backend {
   virtual void publish_status(uint64_t status) {}
   /// Nanoseconds this rank has spent blocked in this backend so far (for the overhead figures).
   virtual int64_t blocked_ns() const { return 0; }
+
+  // --- For device backends (cuda); the CPU backends keep these defaults. ---
+
+  /// Sets `bytes` of memory from allocate() to zero.
+  virtual void zero(void* p, size_t bytes) { std::memset(p, 0, bytes); }
+  /// This backend's own implementation of a stage (the GPU mlp stage), or nullptr for make_stage's.
+  virtual std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) { return nullptr; }
+  /// Bracket every op of the rank's program, in program order, so that a device backend can time
+  /// the op on its streams.
+  virtual void op_begin(OpCode code) {}
+  virtual void op_end(OpCode code) {}
+  /// Called after wait_all with the program's ops (one per op_begin/op_end pair): a device backend
+  /// replaces their host-clock intervals with its streams' (ns from the step's start).
+  virtual void device_intervals(std::vector<OpRecord>& records) {}
+  /// --check on a device backend whose stages return fp64 gradients computed in their own
+  /// precision: the relative tolerance against the CPU reference in fp64. nullopt (CPU backends):
+  /// the reference runs in the stages' dtype, with tolerance 1e-12 (fp64) or 1e-5 (fp32).
+  virtual std::optional<double> device_check_tolerance(const StageConfig& config) const { return std::nullopt; }
+  /// Blocks until the work this rank enqueued on its device has finished (for profiling).
+  virtual void synchronize() {}
 };
 
 }  // namespace schedrt

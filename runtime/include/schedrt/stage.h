@@ -52,7 +52,8 @@ class Stage {
 };
 
 enum class StageKind { Mlp, Synthetic, Noop };
-enum class Dtype { F64, F32 };
+/// bf16 (storage in bfloat16, accumulation in fp32) exists only on the cuda backend's stages.
+enum class Dtype { F64, F32, BF16 };
 
 /// Everything a stage needs to know; filled from the runtime block, flags and the program.
 struct StageConfig {

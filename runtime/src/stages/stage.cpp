@@ -18,7 +18,9 @@ void Stage::overlapped(int32_t f_mb, const void* in, void* out, Stage& other, Ac
 
 std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) {
   switch (config.kind) {
-    case StageKind::Mlp: return make_mlp_stage(config, stage);
+    case StageKind::Mlp:
+      if (config.dtype == Dtype::BF16) throw Error("the mlp stage computes in bf16 only on the cuda backend");
+      return make_mlp_stage(config, stage);
     case StageKind::Synthetic: return make_synthetic_stage(config, stage);
     case StageKind::Noop: return make_noop_stage(config, stage);
   }
@@ -34,6 +36,6 @@ std::string to_string(StageKind k) {
   return "mlp";
 }
 
-std::string to_string(Dtype d) { return d == Dtype::F64 ? "fp64" : "fp32"; }
+std::string to_string(Dtype d) { return d == Dtype::F64 ? "fp64" : d == Dtype::F32 ? "fp32" : "bf16"; }
 
 }  // namespace schedrt
