@@ -54,7 +54,9 @@ find_package(CUDAToolkit QUIET)
 find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
 find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
 set(_schedc_cuda_default OFF)
-if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+# Not in the sanitizer and fuzzing builds: ASan and the CUDA driver do not mix, and CI would
+# compile the kernels twice.
+if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY AND NOT SCHEDC_SANITIZE AND NOT SCHEDC_FUZZ)
   set(_schedc_cuda_default ON)
 endif()
 option(SCHEDC_WITH_CUDA "build the CUDA + NCCL runtime backend" ${_schedc_cuda_default})

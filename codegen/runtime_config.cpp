@@ -110,9 +110,9 @@ bool read_runtime_config(const ir::Params& block, RuntimeConfig& c, Diagnostics&
       continue;
     }
     const std::string& k = p.key;
-    if (k == "backend") rd.name(p, c.backend, {"threads", "mpi"});
+    if (k == "backend") rd.name(p, c.backend, {"threads", "mpi", "cuda"});
     else if (k == "stage") rd.name(p, c.stage, {"mlp", "synthetic", "noop"});
-    else if (k == "dtype") rd.name(p, c.dtype, {"fp64", "fp32"});
+    else if (k == "dtype") rd.name(p, c.dtype, {"fp64", "fp32", "bf16"});
     else if (k == "hidden") rd.integer(p, c.hidden, 1, 4096);
     else if (k == "layers") rd.integer(p, c.layers, 1, 64);
     else if (k == "batch") rd.integer(p, c.batch, 1, 4096);

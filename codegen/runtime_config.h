@@ -11,9 +11,9 @@
 namespace schedc::codegen {
 
 struct RuntimeConfig {
-  std::string backend = "threads";  // threads | mpi
+  std::string backend = "threads";  // threads | mpi | cuda
   std::string stage = "mlp";        // mlp | synthetic | noop
-  std::string dtype = "fp64";       // fp64 | fp32
+  std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;              // mlp: Linear(hidden, hidden)
   int32_t layers = 2;               // mlp: layers per stage
   int32_t batch = 8;                // mlp: rows per microbatch

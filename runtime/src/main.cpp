@@ -7,6 +7,8 @@
 #include <string>
 
 #include "backends/backends.h"
+#include "backends/cuda/cuda.h"
+#include "profile.h"
 #include "run_internal.h"
 #include "schedrt/program.h"
 #include "schedrt/run.h"
@@ -20,9 +22,10 @@ struct UsageError {
 
 const char* const kUsage =
     "usage: %s [options]\n"
-    "  --backend threads|mpi    one thread per rank (default), or one MPI process per rank (mpirun -np P)\n"
+    "  --backend threads|mpi|cuda  one thread per rank (default), one MPI process per rank (mpirun -np P),\n"
+    "                           or CUDA streams + NCCL (see docs/runtime.md for its launch modes)\n"
     "  --stage mlp|synthetic|noop  real math, the cost model's durations, or nothing (executor overhead)\n"
-    "  --dtype fp64|fp32        mlp precision\n"
+    "  --dtype fp64|fp32|bf16   mlp precision (bf16: cuda only)\n"
     "  --hidden N --layers N --batch N --seed N   mlp sizes and seed\n"
     "  --ms-per-unit X          synthetic: milliseconds per cost unit\n"
     "  --steps N                steps to run (the last one is reported and traced)\n"
@@ -31,6 +34,7 @@ const char* const kUsage =
     "  --trace FILE             write the measured timeline (Perfetto / Chrome trace JSON)\n"
     "  --timeout S              a wait longer than this fails with a report (watchdog)\n"
     "  --interpret              run the program's op tables instead of the generated code\n"
+    "  --profile FILE           time each stage's F, B, W and the transfers instead, JSON to FILE\n"
     "  --fault drop-send=R|throw=R   testing only: lose rank R's first send, or fail rank R\n";
 
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
@@ -70,9 +74,9 @@ RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
       return argv[++i];
     };
     if (a == "--help" || a == "-h") *help = true;
-    else if (a == "--backend") o.backend = one_of(a, value(), {"threads", "mpi"});
+    else if (a == "--backend") o.backend = one_of(a, value(), {"threads", "mpi", "cuda"});
     else if (a == "--stage") o.stage = one_of(a, value(), {"mlp", "synthetic", "noop"});
-    else if (a == "--dtype") o.dtype = one_of(a, value(), {"fp64", "fp32"});
+    else if (a == "--dtype") o.dtype = one_of(a, value(), {"fp64", "fp32", "bf16"});
     else if (a == "--hidden") o.hidden = static_cast<int32_t>(parse_int(a, value(), 1, 4096));
     else if (a == "--layers") o.layers = static_cast<int32_t>(parse_int(a, value(), 1, 64));
     else if (a == "--batch") o.batch = static_cast<int32_t>(parse_int(a, value(), 1, 4096));
@@ -82,6 +86,7 @@ RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
     else if (a == "--steps") o.steps = static_cast<int32_t>(parse_int(a, value(), 1, 1000000));
     else if (a == "--check") o.check = true;
     else if (a == "--interpret") o.interpret = true;
+    else if (a == "--profile") o.profile_path = value();
     else if (a == "--format") o.format = one_of(a, value(), {"text", "json"});
     else if (a == "--trace") o.trace_path = value();
     else if (a == "--fault") {
@@ -94,6 +99,9 @@ RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
     }
   }
   if (o.check && o.stage != "mlp") throw UsageError{"--check needs --stage mlp (the other stages compute nothing)"};
+  if (o.dtype == "bf16" && o.backend != "cuda") throw UsageError{"--dtype bf16 needs --backend cuda"};
+  if (!o.profile_path.empty() && (o.check || o.interpret || !o.fault.empty()))
+    throw UsageError{"--profile runs no program: it excludes --check, --interpret and --fault"};
   return o;
 }
 
@@ -120,13 +128,16 @@ int run(const ProgramInfo& info, const RunOptions& opt, int* argc, char*** argv)
   bo.timeout_s = opt.timeout_s;
   int rc = 0;
   auto body = [&](Backend& backend) {
-    int r = rank_main(backend, info, opt);
+    int r = opt.profile_path.empty() ? rank_main(backend, info, opt) : profile_rank(backend, info, opt);
     if (backend.rank() == 0) rc = r;
   };
   int no_argc = 0;
   char** no_argv = nullptr;
-  std::string failure = opt.backend == "mpi" ? run_mpi(info.ranks, bo, body, argc ? argc : &no_argc, argv ? argv : &no_argv)
-                                             : run_threads(info.ranks, bo, body);
+  int* ac = argc ? argc : &no_argc;
+  char*** av = argv ? argv : &no_argv;
+  std::string failure = opt.backend == "mpi"    ? run_mpi(info.ranks, bo, body, ac, av)
+                        : opt.backend == "cuda" ? run_cuda(info.ranks, bo, body, ac, av)
+                                                : run_threads(info.ranks, bo, body);
   if (!failure.empty()) {
     std::fprintf(stderr, "schedrt: error: %s\n", failure.c_str());
     return 1;

@@ -47,6 +47,11 @@ void add_run_command(CLI::App& app, int& rc) {
     const RuntimeFlags& f = opts->runtime;
     codegen::RuntimeConfig cfg = ex->runtime;
     f.apply(cfg);
+    if (cfg.dtype == "bf16" && cfg.backend != "cuda") {
+      s.diags.error(DiagKind::BadValue, {}, "dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)");
+      rc = s.finish(kInputError);
+      return;
+    }
     std::vector<std::string> argv;
     if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);
     argv.push_back(*exe);

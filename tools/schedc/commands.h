@@ -16,5 +16,6 @@ void add_families_command(CLI::App& app, int& rc);
 void add_emit_command(CLI::App& app, int& rc);
 void add_build_command(CLI::App& app, int& rc);
 void add_run_command(CLI::App& app, int& rc);
+void add_profile_command(CLI::App& app, int& rc);
 
 }  // namespace schedc::driver

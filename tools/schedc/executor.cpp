@@ -24,9 +24,13 @@ namespace fs = std::filesystem;
 
 void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
   const char* g = "Runtime";
-  cmd.add_option("--backend", backend, "threads | mpi")->check(CLI::IsMember({"threads", "mpi"}))->group(g);
+  cmd.add_option("--backend", backend, "threads | mpi | cuda")
+      ->check(CLI::IsMember({"threads", "mpi", "cuda"}))
+      ->group(g);
   cmd.add_option("--stage", stage, "mlp | synthetic | noop")->check(CLI::IsMember({"mlp", "synthetic", "noop"}))->group(g);
-  cmd.add_option("--dtype", dtype, "fp64 | fp32 (mlp)")->check(CLI::IsMember({"fp64", "fp32"}))->group(g);
+  cmd.add_option("--dtype", dtype, "fp64 | fp32 | bf16 (mlp; bf16 on cuda only)")
+      ->check(CLI::IsMember({"fp64", "fp32", "bf16"}))
+      ->group(g);
   cmd.add_option("--hidden", hidden, "mlp width h of Linear(h, h)")->check(CLI::Range(1, 4096))->group(g);
   cmd.add_option("--layers", layers, "mlp layers per stage")->check(CLI::Range(1, 64))->group(g);
   cmd.add_option("--batch", batch, "mlp rows per microbatch")->check(CLI::Range(1, 4096))->group(g);

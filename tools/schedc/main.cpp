@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add_emit_command(app, rc);
   add_build_command(app, rc);
   add_run_command(app, rc);
+  add_profile_command(app, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

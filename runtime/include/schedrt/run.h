@@ -9,9 +9,9 @@
 namespace schedrt {
 
 struct RunOptions {
-  std::string backend = "threads";  // threads | mpi
+  std::string backend = "threads";  // threads | mpi | cuda
   std::string stage = "mlp";        // mlp | synthetic | noop
-  std::string dtype = "fp64";       // fp64 | fp32
+  std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;
   int32_t layers = 2;
   int32_t batch = 8;
@@ -24,6 +24,9 @@ struct RunOptions {
   std::string format = "text";      // text | json
   std::string trace_path;
   std::string fault;                // testing only: drop-send=RANK | throw=RANK
+  /// Not empty: instead of running the program, time each stage's F, B and W and the transfers
+  /// between ranks on the backend, and write the figures there as JSON (schedc profile reads them).
+  std::string profile_path;
 };
 
 /// The program's defaults (its runtime block) as options.

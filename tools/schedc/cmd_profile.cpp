@@ -1,0 +1,212 @@
+// `schedc profile SPEC [--backend threads|mpi|cuda] [--write] [--format text|json]`: measure each
+// stage's F, B, W (and FB when the spec has it) and the transfer between ranks on the real backend,
+// and print them as a `cost` block in microseconds, or write that block into the spec.
+//
+//   load the input -> the problem the run uses (a family fills in what the spec leaves open; a
+//   solver never changes the problem, so it does not run) -> a probe schedule with its placement
+//   -> executor (cached) -> `executor --profile FILE` -> cost block -> print, or --write
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/spec.h"
+#include "profile/profile.h"
+#include "tools/schedc/commands.h"
+#include "tools/schedc/driver.h"
+#include "tools/schedc/executor.h"
+
+namespace schedc::driver {
+namespace {
+
+// A fresh temporary file for the executor's JSON; removed when this goes away.
+struct TempFile {
+  std::string path;
+  TempFile() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "schedc-profile-XXXXXX").string();
+    int fd = mkstemp(pattern.data());
+    if (fd >= 0) {
+      close(fd);
+      path = pattern;
+    }
+  }
+  ~TempFile() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove(path, ec);
+  }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The problem a run of this input uses, without running a solver.
+std::optional<ir::Problem> problem_of(Session& s, Input& in, const ScheduleFlags& flags) {
+  bool solve = flags.solve || (!flags.family && in.spec.schedule.kind == frontend::SourceKind::Solve);
+  if (!solve) {
+    auto sched = obtain_schedule(s, in, flags);
+    if (!sched) return std::nullopt;
+    return sched->problem;
+  }
+  auto errors = ir::validate(in.spec.problem);
+  for (const ir::ProblemError& e : errors) s.diags.error(e.kind, in.spec.loc_of(e.field), e.message);
+  if (!errors.empty()) return std::nullopt;
+  return in.spec.problem;
+}
+
+// The spec with `block` in place of its cost block, checked by parsing it again: the problem must
+// be the old one with the new costs. nullopt after reporting.
+std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std::string& block) {
+  const std::string& path = s.sources.path(in.file);
+  std::string text = profile::replace_cost_block(s.sources, in.file, block);
+  SourceManager again;
+  int32_t file = again.add(path, text);
+  Diagnostics diags(&again);
+  auto spec = frontend::parse_spec(again, file, diags);
+  if (!spec) {
+    s.diags.error(DiagKind::OutOfRange, SourceLoc{in.file, 0, 0},
+                  "the measured costs do not fit in the spec (the language allows 0..1e6 per value), so it was not "
+                  "changed:\n" +
+                      diags.str());
+    return std::nullopt;
+  }
+  ir::Problem want = in.spec.problem;
+  want.cost = spec->problem.cost;
+  if (!(want == spec->problem)) {
+    s.diags.error(DiagKind::Internal, SourceLoc{in.file, 0, 0},
+                  "rewriting the cost block would change more than the costs (a bug in schedc; please report it); the "
+                  "spec was not changed");
+    return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, int& rc) {
+  struct Opts {
+    std::string path, format = "text";
+    bool write = false;
+    ProblemFlags problem;
+    ScheduleFlags schedule;
+    RuntimeFlags runtime;
+    BuildSettings build;
+  };
+  auto opts = std::make_shared<Opts>();
+  CLI::App* cmd =
+      app.add_subcommand("profile", "measure each stage's F, B, W and the transfers; print or write a cost block");
+  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family and the problem flags)");
+  cmd->add_flag("--write", opts->write, "update the spec's cost block in place (atomically; nothing else changes)");
+  cmd->add_option("--format", opts->format, "text (a cost block) | json (the raw measurements)")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--cache-dir", opts->build.cache_dir, "build cache (as for `schedc run`)");
+  cmd->add_flag("--verbose,-v", opts->build.verbose, "print the compiler and launcher commands");
+  opts->problem.add_to(*cmd);
+  opts->schedule.add_to(*cmd);
+  opts->runtime.add_to(*cmd, false);
+  cmd->callback([opts, &rc] {
+    Session s;
+    if (opts->write && opts->problem.any())
+      throw CommandLineError{"--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)"};
+    auto in = load_input(s, opts->path, opts->problem);
+    if (in && opts->write && in->kind != Input::Kind::Spec) {
+      s.diags.error(DiagKind::Unsupported, in->file >= 0 ? SourceLoc{in->file, 0, 0} : SourceLoc{},
+                    "--write updates the cost block of a .sched spec; give one");
+      rc = s.finish(kInputError);
+      return;
+    }
+    auto problem = in ? problem_of(s, *in, opts->schedule) : std::nullopt;
+    if (!problem) {
+      rc = s.finish(kInputError);
+      return;
+    }
+    ir::Schedule probe = profile::probe_schedule(*problem);
+    if (!ir::verify(probe).empty()) {
+      s.diags.error(DiagKind::Internal, {},
+                    "the profiler's probe schedule does not verify (a bug in schedc; please report it)");
+      rc = s.finish(kInternalError);
+      return;
+    }
+    int code = kInputError;
+    std::string source = source_name(opts->path, opts->problem, opts->schedule) + " (profile)";
+    auto ex = make_executor(s, *in, std::move(probe), nullptr, source, &code);
+    auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
+    if (!exe) {
+      rc = s.finish(ex ? kInputError : code);
+      return;
+    }
+    const RuntimeFlags& f = opts->runtime;
+    codegen::RuntimeConfig cfg = ex->runtime;
+    f.apply(cfg);
+    if (cfg.dtype == "bf16" && cfg.backend != "cuda") {
+      s.diags.error(DiagKind::BadValue, {}, "dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)");
+      rc = s.finish(kInputError);
+      return;
+    }
+    TempFile out;
+    if (out.path.empty()) {
+      s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");
+      rc = s.finish(kInputError);
+      return;
+    }
+    std::vector<std::string> argv;
+    if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);
+    argv.push_back(*exe);
+    argv.insert(argv.end(), {"--backend",     cfg.backend,
+                             "--profile",     out.path,
+                             "--stage",       cfg.stage,
+                             "--dtype",       cfg.dtype,
+                             "--hidden",      std::to_string(cfg.hidden),
+                             "--layers",      std::to_string(cfg.layers),
+                             "--batch",       std::to_string(cfg.batch),
+                             "--seed",        std::to_string(cfg.seed),
+                             "--ms-per-unit", std::to_string(cfg.ms_per_unit),
+                             "--timeout",     std::to_string(cfg.timeout)});
+    if (opts->build.verbose) {
+      std::string line;
+      for (const auto& a : argv) line += a + " ";
+      std::fprintf(stderr, "schedc: %s\n", line.c_str());
+    }
+    int status = run_process(argv);
+    if (status != 0) {
+      if (status == 127)
+        s.diags.error(DiagKind::Runtime, {}, "cannot start " + backtick(argv.front()));
+      else if (status > 128)
+        s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
+      else
+        s.diags.error(DiagKind::Runtime, {},
+                      "profiling failed (the executor's exit status is " + std::to_string(status) + ")");
+      rc = s.finish(status == 2 ? kInternalError : kInputError);
+      return;
+    }
+    std::string json = read_all(out.path);
+    std::string error;
+    auto measured = profile::read_measured(json, ex->program.problem.num_stages(), &error);
+    if (!measured) {
+      s.diags.error(DiagKind::Internal, {}, "the executor's measurements cannot be read (a bug in schedc): " + error);
+      rc = s.finish(kInternalError);
+      return;
+    }
+    std::string block = profile::format_cost_block(*measured);
+    if (opts->write) {
+      auto text = rewritten_spec(s, *in, block);
+      if (!text ||
+          !profile::write_spec_atomically(s.sources.path(in->file), s.sources.text(in->file), *text, s.diags)) {
+        rc = s.finish(kInputError);
+        return;
+      }
+      std::fprintf(stderr, "schedc: wrote the measured cost block into %s (1 unit = 1 us)\n",
+                   s.sources.path(in->file).c_str());
+    }
+    std::fputs(opts->format == "json" ? json.c_str() : (block + "\n").c_str(), stdout);
+    rc = s.finish(kOk);
+  });
+}
+
+}  // namespace schedc::driver
