@@ -251,7 +251,11 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   if (model.stats().literals > stats.largest.literals) stats.largest = model.stats();
   if (!model.feasible_horizon()) return std::nullopt;
   model.solver().set(limits);
-  if (model.probe(horizon) != z3::sat) return std::nullopt;
+  z3::check_result result = model.probe(horizon);
+  z3::stats st = model.solver().statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count") stats.rlimit += static_cast<uint64_t>(st.uint_value(i));
+  if (result != z3::sat) return std::nullopt;
 
   // Splice: pre order, the window's new order, then near and far in their old order.
   std::vector<std::vector<int32_t>> sub_orders = model.orders();

@@ -18,6 +18,7 @@ struct LnsStats {
   int64_t models = 0;    // SAT models built
   int64_t improved = 0;  // windows that gave a better schedule
   EncodingStats largest; // the largest model built
+  uint64_t rlimit = 0;   // Z3 resource units spent (deterministic budgets)
 };
 
 /// A schedule with makespan <= `target` (ticks) obtained by reordering the actions of `incumbent`

@@ -95,7 +95,11 @@ class Search {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   double remaining() const { return o_.time_limit_s - elapsed(); }
   bool out_of_budget() const {
-    return o_.deterministic ? rlimit_used_ >= rlimit_budget() : remaining() <= 0;
+    return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : remaining() <= 0;
+  }
+  /// The whole-instance model may use this share of the budget; windows get the rest.
+  bool whole_model_out_of_budget() const {
+    return o_.deterministic ? rlimit_used_ >= rlimit_budget() * 6 / 10 : elapsed() >= o_.time_limit_s * 0.6;
   }
   uint64_t rlimit_budget() const { return static_cast<uint64_t>(o_.time_limit_s * kRlimitPerSecond); }
 
@@ -265,13 +269,17 @@ void Search::z3_search() {
   }
   // Binary search between the bound and the incumbent. On a coarse grid an unsat probe only steers
   // the search: it proves nothing about the real problem.
-  while (lo <= hi && !out_of_budget()) {
+  // An exact model may use the whole budget (it can prove); a coarse one leaves 40% to the windows.
+  auto stop = [&] { return complete ? out_of_budget() : whole_model_out_of_budget(); };
+  const double share = complete ? 1.0 : 0.6;
+  while (lo <= hi && !stop()) {
     int32_t probe = lo + (hi - lo) / 2;
     z3::params prm(ctx);
     if (o_.deterministic) {
-      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(rlimit_budget() - rlimit_used_, 4'000'000'000u)));
+      uint64_t left = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * share) - rlimit_used_;
+      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 4'000'000'000u)));
     } else {
-      prm.set("timeout", static_cast<unsigned>(std::max(1.0, remaining() * 1000)));
+      prm.set("timeout", static_cast<unsigned>(std::max(1.0, (o_.time_limit_s * share - elapsed()) * 1000)));
     }
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
@@ -337,14 +345,20 @@ void Search::lns() {
       improved = false;
       z3::context ctx;  // fresh per pass: expressions of old windows do not pile up
       ir::Timeline tl = *ir::simulate(best_->schedule).timeline;
-      int64_t makespan = tl.end.empty() ? 0 : 0;
-      for (const auto& e : tl.end)
-        if (!e.empty()) makespan = std::max(makespan, e.back());
-      for (int64_t t0 = 0; t0 < makespan && !out_of_budget(); t0 += width / 2) {
-        if (static_cast<double>(makespan) / scale <= lower_ + 1e-9) return;
+      int64_t makespan = ir::to_fixed(tl.metrics.makespan, scale);
+      // From the end backwards: the cool-down is where incumbents lose most, and an improvement
+      // there does not shift the windows still to visit. The last window starts at 0.
+      std::vector<int64_t> starts;
+      for (int64_t t0 = std::max<int64_t>(0, makespan - width);; t0 = std::max<int64_t>(0, t0 - width / 2)) {
+        starts.push_back(t0);
+        if (t0 == 0) break;
+      }
+      for (int64_t t0 : starts) {
+        if (out_of_budget() || static_cast<double>(makespan) / scale <= lower_ + 1e-9) return;
         z3::params prm(ctx);
         if (o_.deterministic) {
-          prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(rlimit_budget() - rlimit_used_, 3'000'000u)));
+          uint64_t left = rlimit_budget() - std::min(rlimit_budget(), rlimit_used_ + lns_.rlimit);
+          prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 3'000'000u)));
         } else {
           prm.set("timeout", static_cast<unsigned>(std::max(1.0, std::min(remaining(), 3.0) * 1000)));
         }
@@ -355,13 +369,10 @@ void Search::lns() {
         if (!s) continue;
         double before = best_->value;
         offer(std::move(*s), "lns");
-        if (best_->value < before) {
-          improved = true;
-          tl = *ir::simulate(best_->schedule).timeline;
-          makespan = 0;
-          for (const auto& e : tl.end)
-            if (!e.empty()) makespan = std::max(makespan, e.back());
-        }
+        if (best_->value >= before) continue;
+        improved = true;
+        tl = *ir::simulate(best_->schedule).timeline;
+        makespan = ir::to_fixed(tl.metrics.makespan, scale);
       }
     }
   }
