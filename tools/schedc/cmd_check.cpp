@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "codegen/runtime_config.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 
@@ -22,6 +23,8 @@ void add_check_command(CLI::App& app, int& rc) {
     if (in) {
       auto errors = ir::validate(in->spec.problem);
       for (const auto& e : errors) s.diags.error(e.kind, in->spec.loc_of(e.field), e.message);
+      codegen::RuntimeConfig runtime;
+      codegen::read_runtime_config(in->spec.runtime, runtime, s.diags);
     }
     if (!in || s.diags.has_errors()) {
       rc = s.finish(kInputError);
