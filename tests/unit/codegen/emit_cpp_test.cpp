@@ -81,7 +81,7 @@ TEST_CASE("#line directives point each op at its token's line") {
   // A family source: the function is attributed to the schedule line, the body to the file.
   o.lines.clear();
   o.default_line = 5;
-  const std::string& fam = codegen::emit_cpp(prog, o)[0].content;
+  const std::string fam = codegen::emit_cpp(prog, o)[0].content;
   CHECK(has(fam, "#line 5 \"spec.sched\"\nvoid run_rank_0(schedrt::Context& ctx) {\n#line 10 \"rank_0.cpp\"\n"));
 }
 
