@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # profile_errors.sh SCHEDC CACHE_DIR: `schedc profile --write` refuses what it cannot do, with a
 # located or named diagnostic and a non-zero exit, and leaves files alone.
+# shellcheck disable=SC2016  # the patterns hold backticks, not expansions
 set -uo pipefail
 schedc=$1
 export SCHEDC_CACHE_DIR=$2
