@@ -11,27 +11,24 @@ namespace schedc::driver {
 
 void add_schedule_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path, format = "json", output;
-    ProblemFlags problem;
-    ScheduleFlags schedule;
+    std::string format = "json", output;
+    ScheduleArgs args;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
-  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
   cmd->add_option("--format", opts->format, "json | torch-csv | text | perfetto | svg | program")
       ->check(CLI::IsMember({"json", "torch-csv", "text", "perfetto", "svg", "program"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->problem.add_to(*cmd);
-  opts->schedule.add_to(*cmd);
+  opts->args.add_to(*cmd);
   cmd->callback([opts, &rc] {
     Session s;
-    auto in = load_input(s, opts->path, opts->problem);
-    auto sched = in ? obtain_schedule(s, *in, opts->schedule) : std::nullopt;
-    if (!sched) {
+    auto done = load_and_schedule(s, opts->args);
+    if (!done) {
       rc = s.finish(kInputError);
       return;
     }
-    ir::Timeline t = simulate_verified(*sched);
+    const ir::Schedule* sched = &done->schedule;
+    const ir::Timeline& t = done->timeline;
     std::string out;
     const std::string& f = opts->format;
     if (f == "json") out = ir::write_schedule_json(*sched, &t.metrics);
@@ -41,7 +38,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
     else if (f == "svg") out = codegen::emit_svg(*sched, t);
     else if (f == "program") {
       int code = kInputError;
-      auto prog = lower_verified(s, *in, *sched, &code);
+      auto prog = lower_verified(s, done->input, *sched, &code);
       if (!prog) {
         rc = s.finish(code);
         return;

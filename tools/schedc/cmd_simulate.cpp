@@ -29,27 +29,23 @@ std::string metrics_text(const ir::Metrics& m) {
 
 void add_simulate_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path, format = "text", output;
-    ProblemFlags problem;
-    ScheduleFlags schedule;
+    std::string format = "text", output;
+    ScheduleArgs args;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("simulate", "simulate a schedule and print its metrics");
-  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->problem.add_to(*cmd);
-  opts->schedule.add_to(*cmd);
+  opts->args.add_to(*cmd);
   cmd->callback([opts, &rc] {
     Session s;
-    auto in = load_input(s, opts->path, opts->problem);
-    auto sched = in ? obtain_schedule(s, *in, opts->schedule) : std::nullopt;
-    if (!sched) {
+    auto done = load_and_schedule(s, opts->args);
+    if (!done) {
       rc = s.finish(kInputError);
       return;
     }
-    ir::Timeline t = simulate_verified(*sched);
-    std::string out = opts->format == "json" ? ir::metrics_json(t.metrics) + "\n" : metrics_text(t.metrics);
+    const ir::Metrics& m = done->timeline.metrics;
+    std::string out = opts->format == "json" ? ir::metrics_json(m) + "\n" : metrics_text(m);
     rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });
 }

@@ -64,28 +64,22 @@ bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& 
 
 void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path;
-    ProblemFlags problem;
-    ScheduleFlags schedule;
+    ScheduleArgs args;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
-  cmd->add_option("input", opts->path, "a .sched spec or schedule .json")->required();
-  opts->problem.add_to(*cmd);
-  opts->schedule.add_to(*cmd);
+  opts->args.add_to(*cmd);
   cmd->callback([opts, &rc] {
     Session s;
-    auto in = load_input(s, opts->path, opts->problem);
-    if (!in) {
+    if (opts->args.path.empty()) throw CommandLineError{"verify: give a .sched spec or a schedule .json"};
+    auto done = load_and_schedule(s, opts->args);
+    if (!done) {
       rc = s.finish(kInputError);
       return;
     }
-    auto sched = obtain_schedule(s, *in, opts->schedule);
-    if (!sched) {
-      rc = s.finish(kInputError);
-      return;
-    }
-    ir::Timeline t = simulate_verified(*sched);
+    const Input* in = &done->input;
+    const ir::Schedule* sched = &done->schedule;
+    const ir::Timeline& t = done->timeline;
     bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
     ok &= check_driver_expectations(s, *in, *sched);
     if (!ok) {
@@ -95,7 +89,7 @@ void add_verify_command(CLI::App& app, int& rc) {
     const ir::Metrics& m = t.metrics;
     double peak = 0;
     for (double v : m.peak_memory) peak = std::max(peak, v);
-    std::cout << opts->path << ": ok: valid schedule, " << sched->num_actions() << " actions, makespan "
+    std::cout << opts->args.path << ": ok: valid schedule, " << sched->num_actions() << " actions, makespan "
               << format_number(m.makespan) << ", peak memory " << format_number(peak);
     if (!in->spec.expect.empty())
       std::cout << "; " << in->spec.expect.size() << (in->spec.expect.size() == 1 ? " expectation holds" : " expectations hold");

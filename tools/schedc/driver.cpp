@@ -138,6 +138,21 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
 }
 
+void ScheduleArgs::add_to(CLI::App& cmd) {
+  cmd.add_option("input", path, "a .sched spec or schedule .json (omit with --family or --solve)");
+  problem.add_to(cmd);
+  schedule.add_to(cmd);
+}
+
+std::optional<Scheduled> load_and_schedule(Session& s, const ScheduleArgs& args) {
+  auto in = load_input(s, args.path, args.problem);
+  if (!in) return std::nullopt;
+  auto sched = obtain_schedule(s, *in, args.schedule);
+  if (!sched) return std::nullopt;
+  ir::Timeline t = simulate_verified(*sched);
+  return Scheduled{std::move(*in), std::move(*sched), std::move(t)};
+}
+
 int Session::finish(int code) {
   std::cout.flush();
   diags.print(std::cerr);

@@ -50,6 +50,17 @@ struct ScheduleFlags {
   void add_to(CLI::App& cmd);
 };
 
+/// The positional input and the problem and schedule flags of a command that works on a schedule.
+struct ScheduleArgs {
+  std::string path;
+  ProblemFlags problem;
+  ScheduleFlags schedule;
+
+  /// Adds `input` (optional: `--family`/`--solve` and the problem flags can stand for it) and the
+  /// flag groups.
+  void add_to(CLI::App& cmd);
+};
+
 /// One run of the compiler: the source files and the diagnostics about them.
 struct Session {
   SourceManager sources;
@@ -79,12 +90,25 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
 /// `--solve`), verified. Verification failures are reported at the offending token.
 std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags);
 
+/// A verified schedule, its simulated timeline and the input it came from.
+struct Scheduled;
+
+/// load_input, obtain_schedule and simulate: the first steps of every schedule command. Returns
+/// nullopt after reporting.
+std::optional<Scheduled> load_and_schedule(Session& s, const ScheduleArgs& args);
+
 /// Reports verifier issues as diagnostics, located at the token when the input has one.
 void report_verify_issues(Session& s, const Input& in, const ir::Schedule& sched,
                           const std::vector<ir::VerifyIssue>& issues);
 
 /// Simulates a verified schedule (a deadlock here is an internal error).
 ir::Timeline simulate_verified(const ir::Schedule& sched);
+
+struct Scheduled {
+  Input input;
+  ir::Schedule schedule;
+  ir::Timeline timeline;
+};
 
 /// Writes `content` to `path` atomically (temporary file + rename), or to stdout when `path` is
 /// empty or "-". Reports `io` on failure.
