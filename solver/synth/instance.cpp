@@ -181,35 +181,34 @@ void tighten_with_rank_work(Instance& inst, const std::vector<int32_t>& order) {
           min_tail = std::min(min_tail, inst.tail[b]);
         }
     };
+    // bits[a] := the actions of this rank reachable from a along `edges` (each row built from rows
+    // finished before it, so `visit` must list an action after everything `edges` leads it to).
+    auto close = [&](const auto& edges, auto visit) {
+      std::fill(bits.begin(), bits.end(), 0);
+      visit([&](size_t a) {
+        uint64_t* row = &bits[a * words];
+        for (const auto& e : edges[a]) {
+          auto b = static_cast<size_t>(e.to);
+          const uint64_t* src = &bits[b * words];
+          for (size_t w = 0; w < words; ++w) row[w] |= src[w];
+          if (inst.rank[b] == rank) row[static_cast<size_t>(local[b]) / 64] |= uint64_t{1} << (local[b] % 64);
+        }
+      });
+    };
+    bits.resize(n * words);
     // Descendants: reverse topological order.
-    bits.assign(n * words, 0);
-    for (size_t k = n; k-- > 0;) {
-      auto a = static_cast<size_t>(order[k]);
-      uint64_t* row = &bits[a * words];
-      for (const auto& e : inst.succ[a]) {
-        auto b = static_cast<size_t>(e.to);
-        const uint64_t* src = &bits[b * words];
-        for (size_t w = 0; w < words; ++w) row[w] |= src[w];
-        if (inst.rank[b] == rank) row[static_cast<size_t>(local[b]) / 64] |= uint64_t{1} << (local[b] % 64);
-      }
-    }
+    close(inst.succ, [&](auto&& f) {
+      for (size_t k = n; k-- > 0;) f(static_cast<size_t>(order[k]));
+    });
     for (int32_t a : acts) {
       int32_t work, min_head, min_tail;
       summarize(static_cast<size_t>(a), work, min_head, min_tail);
       if (work > 0) inst.tail[static_cast<size_t>(a)] = std::max(inst.tail[static_cast<size_t>(a)], work + min_tail);
     }
     // Ancestors: topological order.
-    std::fill(bits.begin(), bits.end(), 0);
-    for (int32_t x : order) {
-      auto a = static_cast<size_t>(x);
-      uint64_t* row = &bits[a * words];
-      for (const auto& e : inst.pred[a]) {
-        auto b = static_cast<size_t>(e.to);
-        const uint64_t* src = &bits[b * words];
-        for (size_t w = 0; w < words; ++w) row[w] |= src[w];
-        if (inst.rank[b] == rank) row[static_cast<size_t>(local[b]) / 64] |= uint64_t{1} << (local[b] % 64);
-      }
-    }
+    close(inst.pred, [&](auto&& f) {
+      for (int32_t x : order) f(static_cast<size_t>(x));
+    });
     for (int32_t a : acts) {
       int32_t work, min_head, min_tail;
       summarize(static_cast<size_t>(a), work, min_head, min_tail);
