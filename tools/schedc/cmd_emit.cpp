@@ -11,27 +11,20 @@ namespace schedc::driver {
 
 void add_emit_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path, target = "cpp", output;
-    ProblemFlags problem;
-    ScheduleFlags schedule;
+    std::string target = "cpp", output;
+    ScheduleArgs args;
     RuntimeFlags runtime;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("emit", "generate the per-rank C++ executor of a schedule");
-  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family or --solve)");
+  opts->args.add_to(*cmd);
   cmd->add_option("--target", opts->target, "cpp")->check(CLI::IsMember({"cpp"}));
   cmd->add_option("-o,--output", opts->output, "the directory to write")->required();
-  opts->problem.add_to(*cmd);
-  opts->schedule.add_to(*cmd);
   opts->runtime.add_to(*cmd, false);
   cmd->callback([opts, &rc] {
     Session s;
-    auto in = load_input(s, opts->path, opts->problem);
-    auto sched = in ? obtain_schedule(s, *in, opts->schedule) : std::nullopt;
     int code = kInputError;
-    auto ex = sched ? make_executor(s, *in, std::move(*sched), &opts->runtime,
-                                    source_name(opts->path, opts->problem, opts->schedule), &code)
-                    : std::nullopt;
+    auto ex = load_executor(s, opts->args, &opts->runtime, &code);
     if (!ex) {
       rc = s.finish(code);
       return;

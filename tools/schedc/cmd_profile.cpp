@@ -141,14 +141,12 @@ void add_profile_command(CLI::App& app, int& rc) {
       rc = s.finish(ex ? kInputError : code);
       return;
     }
-    const RuntimeFlags& f = opts->runtime;
-    codegen::RuntimeConfig cfg = ex->runtime;
-    f.apply(cfg);
-    if (cfg.dtype == "bf16" && cfg.backend != "cuda") {
-      s.diags.error(DiagKind::BadValue, {}, "dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)");
+    auto settings = runtime_settings(s, *ex, opts->runtime);
+    if (!settings) {
       rc = s.finish(kInputError);
       return;
     }
+    const codegen::RuntimeConfig& cfg = *settings;
     TempFile out;
     if (out.path.empty()) {
       s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");
@@ -168,18 +166,9 @@ void add_profile_command(CLI::App& app, int& rc) {
                              "--seed",        std::to_string(cfg.seed),
                              "--ms-per-unit", std::to_string(cfg.ms_per_unit),
                              "--timeout",     std::to_string(cfg.timeout)});
-    if (opts->build.verbose) {
-      std::string line;
-      for (const auto& a : argv) line += a + " ";
-      std::fprintf(stderr, "schedc: %s\n", line.c_str());
-    }
-    int status = run_process(argv);
+    int status = launch_executor(s, argv, opts->build.verbose);
     if (status != 0) {
-      if (status == 127)
-        s.diags.error(DiagKind::Runtime, {}, "cannot start " + backtick(argv.front()));
-      else if (status > 128)
-        s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
-      else
+      if (status != 127 && status <= 128)
         s.diags.error(DiagKind::Runtime, {},
                       "profiling failed (the executor's exit status is " + std::to_string(status) + ")");
       rc = s.finish(status == 2 ? kInternalError : kInputError);

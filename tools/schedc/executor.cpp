@@ -89,6 +89,24 @@ std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir:
   return std::nullopt;
 }
 
+std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags, int* code) {
+  *code = kInputError;
+  auto in = load_input(s, args.path, args.problem);
+  auto sched = in ? obtain_schedule(s, *in, args.schedule) : std::nullopt;
+  if (!sched) return std::nullopt;
+  return make_executor(s, *in, std::move(*sched), flags, source_name(args.path, args.problem, args.schedule), code);
+}
+
+std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags) {
+  codegen::RuntimeConfig cfg = ex.runtime;
+  flags.apply(cfg);
+  if (cfg.dtype == "bf16" && cfg.backend != "cuda") {
+    s.diags.error(DiagKind::BadValue, {}, "dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)");
+    return std::nullopt;
+  }
+  return cfg;
+}
+
 std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule sched, const RuntimeFlags* flags,
                                       const std::string& source, int* code) {
   Executor ex;
@@ -133,6 +151,13 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
 }
 
 namespace {
+
+// `schedc: CMD ARGS...` on stderr, for --verbose.
+void print_command(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) line += a + " ";
+  std::fprintf(stderr, "schedc: %s\n", line.c_str());
+}
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string* output_file) {
   std::vector<char*> args;
@@ -222,6 +247,14 @@ int run_process(const std::vector<std::string>& argv, const std::string* output_
   return wait_for(spawn(argv, output_file));
 }
 
+int launch_executor(Session& s, const std::vector<std::string>& argv, bool verbose) {
+  if (verbose) print_command(argv);
+  int status = run_process(argv);
+  if (status == 127) s.diags.error(DiagKind::Runtime, {}, "cannot start " + backtick(argv.front()));
+  else if (status > 128) s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
+  return status;
+}
+
 std::vector<std::string> mpirun_command(int32_t ranks) {
   std::vector<std::string> cmd = {build_config::kMpiexec, "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
   if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
@@ -280,11 +313,7 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     std::vector<std::string> cmd = {build_config::kCxx};
     cmd.insert(cmd.end(), flags.begin(), flags.end());
     cmd.insert(cmd.end(), {"-I", rt->include.string(), "-c", (tmp / f.name).string(), "-o", obj});
-    if (settings.verbose) {
-      std::string line;
-      for (const auto& c : cmd) line += c + " ";
-      std::fprintf(stderr, "schedc: %s\n", line.c_str());
-    }
+    if (settings.verbose) print_command(cmd);
     jobs.emplace_back(log, spawn(cmd, &log));
     objects.push_back(obj);
     reap(parallel - 1);

@@ -44,6 +44,13 @@ std::string source_name(const std::string& path, const ProblemFlags& problem, co
 std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule sched, const RuntimeFlags* flags,
                                       const std::string& source, int* code);
 
+/// load_input + obtain_schedule + make_executor, for `emit`, `build` and `run`.
+std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags, int* code);
+
+/// The executor's runtime settings with `flags` over them; nullopt after reporting a combination
+/// no backend runs (bf16 off the cuda backend).
+std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags);
+
 /// Lowers and verifies only (for `schedule --format program`).
 std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched, int* code);
 
@@ -61,6 +68,10 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
 /// Runs `argv` and returns its exit status (128 + N when killed by signal N, 127 when it cannot
 /// start). `output`, when given, receives stdout and stderr instead of the terminal.
 int run_process(const std::vector<std::string>& argv, const std::string* output_file = nullptr);
+
+/// run_process for an executor: prints the command line first when `verbose`, reports a command
+/// that cannot start (127) or a signal, and returns the exit status.
+int launch_executor(Session& s, const std::vector<std::string>& argv, bool verbose);
 
 /// The mpirun command line for `ranks` processes of `exe` on this machine (adds
 /// --allow-run-as-root as root and --oversubscribe).
