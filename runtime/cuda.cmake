@@ -47,7 +47,7 @@ add_custom_command(OUTPUT ${_schedrt_cu_obj}
           -gencode=arch=compute_${SCHEDC_CUDA_ARCH},code=compute_${SCHEDC_CUDA_ARCH}
           -Xcompiler=-fPIC,-Wall,-Wextra -I${CMAKE_CURRENT_SOURCE_DIR}/src -c ${_schedrt_cu} -o ${_schedrt_cu_obj}
   DEPENDS ${_schedrt_cu} ${CMAKE_CURRENT_SOURCE_DIR}/src/stages/cuda/mlp_kernels.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/src/stages/cuda/seed_hash.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/src/stages/seed_hash.h
   COMMENT "nvcc mlp_kernels.cu (sm_${SCHEDC_CUDA_ARCH} + compute_${SCHEDC_CUDA_ARCH} PTX)"
   VERBATIM)
 set_source_files_properties(${_schedrt_cu_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)

@@ -12,18 +12,6 @@
 
 namespace schedrt {
 
-double uniform_hash(uint64_t seed, uint64_t stream, uint64_t index) {
-  // splitmix64 of a mix of the three inputs.
-  uint64_t z = seed * 0x9e3779b97f4a7c15ull ^ (stream + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull ^ index;
-  for (int i = 0; i < 2; ++i) {
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-  }
-  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
 namespace {
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "schedrt/stage.h"
+#include "stages/seed_hash.h"
 
 namespace schedrt {
 
@@ -14,9 +15,5 @@ std::unique_ptr<Stage> make_noop_stage(const StageConfig& config, int32_t stage)
 /// Testing: adds `delta` to weight `index` of an mlp stage (weights, then biases, layer by layer)
 /// and returns the number of weights (0 when `stage` is not an mlp stage).
 size_t perturb_mlp_weight(Stage& stage, size_t index, double delta);
-
-/// Deterministic uniform numbers in [-1, 1) from (seed, stream, index): the same on every rank,
-/// in every process, whatever the order of calls.
-double uniform_hash(uint64_t seed, uint64_t stream, uint64_t index);
 
 }  // namespace schedrt

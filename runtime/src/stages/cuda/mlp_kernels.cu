@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "stages/cuda/mlp_kernels.h"
-#include "stages/cuda/seed_hash.h"
+#include "stages/seed_hash.h"
 
 namespace schedrt::cuda {
 namespace {
@@ -61,7 +61,7 @@ __global__ void init_layer_k(T* w, typename Accum<T>::type* bias, int64_t h, uin
   using A = typename Accum<T>::type;
   const int64_t hh = h * h;
   SCHEDRT_GRID_LOOP(i, hh + h) {
-    double v = seed_hash(seed, stream, static_cast<uint64_t>(i));
+    double v = uniform_hash(seed, stream, static_cast<uint64_t>(i));
     if (i >= hh) {
       bias[i - hh] = static_cast<A>(0.1 * v);
     } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
@@ -74,7 +74,7 @@ __global__ void init_layer_k(T* w, typename Accum<T>::type* bias, int64_t h, uin
 
 template <class T>
 __global__ void make_input_k(T* x, int64_t n, uint64_t seed, int64_t mb) {
-  SCHEDRT_GRID_LOOP(i, n) store(x, i, rounded<T>(seed_hash(seed, 1, static_cast<uint64_t>(mb * n + i))));
+  SCHEDRT_GRID_LOOP(i, n) store(x, i, rounded<T>(uniform_hash(seed, 1, static_cast<uint64_t>(mb * n + i))));
 }
 
 template <class T>
@@ -91,7 +91,7 @@ __global__ void mse_loss_k(const T* y, T* g, double* partials, int64_t n, int64_
   const A denom = static_cast<A>(static_cast<double>(n) * static_cast<double>(microbatches));
   double sum = 0;
   SCHEDRT_GRID_LOOP(i, n) {
-    A t = rounded<T>(0.5 * seed_hash(seed, 2, static_cast<uint64_t>(mb * n + i)));
+    A t = rounded<T>(0.5 * uniform_hash(seed, 2, static_cast<uint64_t>(mb * n + i)));
     A d = load(y, i) - t;
     sum += static_cast<double>(d) * static_cast<double>(d);
     store(g, i, static_cast<A>(2) * d / denom);
