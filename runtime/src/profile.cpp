@@ -169,16 +169,6 @@ std::string list(const std::vector<double>& v) {
   return s + "]";
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& opt) {
@@ -248,9 +238,9 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   std::sort(pair_times.begin(), pair_times.end(),
             [](const PairTime& x, const PairTime& y) { return std::pair(x.a, x.b) < std::pair(y.a, y.b); });
   std::ostringstream o;
-  o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << quote(info.source)
-    << ", \"backend\": " << quote(backend.name()) << ", \"stage\": " << quote(to_string(cfg.kind))
-    << ", \"dtype\": " << quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
+  o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
+    << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(to_string(cfg.kind))
+    << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
     << ", \"layers\": " << cfg.layers << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
     << ", \"stages\": " << S << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f)
     << ", \"B\": " << list(b) << ", \"W\": " << list(w) << ", \"FB\": " << (info.cost_fb ? list(fb) : "null");

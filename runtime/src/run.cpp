@@ -17,6 +17,7 @@
 #include "schedrt/trace.h"
 
 namespace schedrt {
+
 namespace {
 
 class Writer {
@@ -123,16 +124,6 @@ std::string short_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::vector<TraceEvent> trace_events(const std::vector<RankResult>& results) {
@@ -256,9 +247,9 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   double ns_per_op = ops ? static_cast<double>(busy) / static_cast<double>(ops) : 0;
   if (opt.format == "json") {
     std::ostringstream o;
-    o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << quote(backend.name())
-      << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << quote(to_string(cfg.kind))
-      << ", \"dtype\": " << quote(to_string(cfg.dtype)) << ", \"steps\": " << steps
+    o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << json_quote(backend.name())
+      << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << json_quote(to_string(cfg.kind))
+      << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"steps\": " << steps
       << ", \"interpret\": " << (opt.interpret ? "true" : "false") << ", \"loss\": " << (mlp ? num(loss) : "null")
       << ", \"reference_loss\": " << (opt.check ? num(ref.loss) : "null")
       << ", \"max_abs_grad_diff\": " << (opt.check ? num(cmp.max_abs) : "null")
@@ -293,8 +284,8 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   }
   if (!opt.trace_path.empty()) {
     std::vector<std::pair<std::string, std::string>> meta = {
-        {"source", quote(info.source)},  {"measured", "true"},
-        {"backend", quote(backend.name())}, {"stage", quote(to_string(cfg.kind))},
+        {"source", json_quote(info.source)},  {"measured", "true"},
+        {"backend", json_quote(backend.name())}, {"stage", json_quote(to_string(cfg.kind))},
         {"makespan_s", num(measured)},     {"simulated_makespan", num(info.simulated_makespan)},
         {"ms_per_unit", num(opt.ms_per_unit)}};
     std::ofstream f(opt.trace_path, std::ios::binary | std::ios::trunc);

@@ -10,6 +10,9 @@
 
 namespace schedrt {
 
+/// `s` as a JSON string literal (the trace writer's escaping).
+std::string json_quote(const std::string& s);
+
 /// The stage settings of a run.
 StageConfig stage_config(const ProgramInfo& info, const RunOptions& options);
 

@@ -1,5 +1,7 @@
 #include "schedrt/trace.h"
 
+#include "run_internal.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -32,6 +34,12 @@ void append_number(std::string& out, double v) {
 }
 
 }  // namespace
+
+std::string json_quote(const std::string& s) {
+  std::string out;
+  append_string(out, s);
+  return out;
+}
 
 std::string trace_json(const std::vector<TraceEvent>& events, int32_t ranks,
                        const std::vector<std::pair<std::string, std::string>>& metadata) {
