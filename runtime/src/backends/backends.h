@@ -21,6 +21,10 @@ bool have_mpi();
 std::string run_mpi(int32_t ranks, const BackendOptions& options, const std::function<void(Backend&)>& rank_main,
                     int* argc, char*** argv);
 
+/// MPI_Init, then this process's COMM_WORLD rank and size in *rank and *size; when the size is not
+/// `ranks`, finalises MPI and returns what to tell the user (else ""). Only with MPI (mpi.cpp).
+std::string mpi_start(int32_t ranks, int* argc, char*** argv, int* rank, int* size);
+
 /// "60 s", "0.5 s".
 std::string format_seconds(double s);
 

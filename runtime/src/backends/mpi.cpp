@@ -164,17 +164,20 @@ class MpiBackend final : public Backend {
 
 bool have_mpi() { return true; }
 
+std::string mpi_start(int32_t ranks, int* argc, char*** argv, int* rank, int* size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  if (*size == ranks) return "";
+  MPI_Finalize();
+  return "the program has " + std::to_string(ranks) + " ranks, but MPI started " + std::to_string(*size) +
+         " processes (run it with `mpirun -np " + std::to_string(ranks) + "`)";
+}
+
 std::string run_mpi(int32_t ranks, const BackendOptions& options, const std::function<void(Backend&)>& rank_main,
                     int* argc, char*** argv) {
-  MPI_Init(argc, argv);
   int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != ranks) {
-    MPI_Finalize();
-    return "the program has " + std::to_string(ranks) + " ranks, but MPI started " + std::to_string(size) +
-           " processes (run it with `mpirun -np " + std::to_string(ranks) + "`)";
-  }
+  if (std::string error = mpi_start(ranks, argc, argv, &rank, &size); !error.empty()) return error;
   MpiBackend backend(rank, size, options);
   try {
     rank_main(backend);

@@ -166,15 +166,8 @@ std::string run_env(const BackendOptions& options, const std::function<void(Back
 #if SCHEDRT_CUDA_WITH_MPI
 std::string run_under_mpi(int32_t ranks, const BackendOptions& options, const std::function<void(Backend&)>& rank_main,
                           int* argc, char*** argv) {
-  MPI_Init(argc, argv);
   int rank = 0, size = 0, local_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != ranks) {
-    MPI_Finalize();
-    return "the program has " + std::to_string(ranks) + " ranks, but MPI started " + std::to_string(size) +
-           " processes (run it with `mpirun -np " + std::to_string(ranks) + "`)";
-  }
+  if (std::string error = mpi_start(ranks, argc, argv, &rank, &size); !error.empty()) return error;
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &local_rank);
