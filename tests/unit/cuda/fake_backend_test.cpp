@@ -267,38 +267,37 @@ TEST_CASE("an exception on one rank stops every rank with its message") {
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-TEST_CASE("a message out of channel order is caught by its header") {
-  cuda::InProcess group(2, BackendOptions{5});
-  std::string failure;
-  std::thread t0([&] {
+namespace {
+
+// Rank 0 sends F0.s0 and rank 1 expects F1.s0 as that channel's first message, on backends from
+// `make(rank)`; returns how the group failed.
+template <class Make>
+std::string out_of_order_failure(cuda::InProcess& group, Make make) {
+  auto side = [&](int32_t rank) {
     try {
-      auto b = cuda::make_local_backend(group, 0, 0);
+      auto b = make(rank);
       void* buf = b->allocate(kHeaderBytes + 8);
       MessageHeader h;
-      h.kind = 0, h.mb = 0, h.stage = 0, h.seq = 0, h.src = 0, h.bytes = 8;
-      PostedTransfer s{send(F(0, 0), 1, 0), h, static_cast<std::byte*>(buf), 8};
-      b->post(0, std::span<const PostedTransfer>(&s, 1));
+      h.kind = 0, h.mb = rank, h.stage = 0, h.seq = 0, h.src = 0, h.bytes = 8;
+      PostedTransfer t{rank == 0 ? send(F(0, 0), 1, 0) : recv(F(1, 0), 0, 0), h, static_cast<std::byte*>(buf), 8};
+      b->post(0, std::span<const PostedTransfer>(&t, 1));
       b->wait_all();
     } catch (const std::exception& e) {
       group.abort(e.what());
     }
-  });
-  std::thread t1([&] {
-    try {
-      auto b = cuda::make_local_backend(group, 1, 0);
-      void* buf = b->allocate(kHeaderBytes + 8);
-      MessageHeader h;
-      h.kind = 0, h.mb = 1, h.stage = 0, h.seq = 0, h.src = 0, h.bytes = 8;
-      PostedTransfer r{recv(F(1, 0), 0, 0), h, static_cast<std::byte*>(buf), 8};
-      b->post(0, std::span<const PostedTransfer>(&r, 1));
-      b->wait_all();
-    } catch (const std::exception& e) {
-      group.abort(e.what());
-    }
-  });
+  };
+  std::thread t0(side, 0), t1(side, 1);
   t0.join();
   t1.join();
-  CHECK(group.message() == "rank 1 expected `F1.s0` as message #0 from rank 0, got `F0.s0` (#0)");
+  return group.message();
+}
+
+}  // namespace
+
+TEST_CASE("a message out of channel order is caught by its header") {
+  cuda::InProcess group(2, BackendOptions{5});
+  CHECK(out_of_order_failure(group, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }) ==
+        "rank 1 expected `F1.s0` as message #0 from rank 0, got `F0.s0` (#0)");
 }
 
 TEST_CASE("run_cuda checks the launch before it starts anything") {
@@ -411,21 +410,7 @@ TEST_CASE("NCCL mode: a message out of channel order is caught by its header at 
   cuda::install_libs_for_testing(fake_nccl::libs());
   fake_nccl::FakeWorld world(2);
   cuda::InProcess group(2, BackendOptions{5});
-  auto side = [&](int32_t r) {
-    try {
-      auto b = cuda::make_nccl_backend(&group, world.comm(r), r, 2, BackendOptions{5}, 0, {});
-      void* buf = b->allocate(kHeaderBytes + 8);
-      MessageHeader h;
-      h.kind = 0, h.mb = r, h.stage = 0, h.seq = 0, h.src = 0, h.bytes = 8;  // rank 1 expects F1.s0
-      PostedTransfer t{r == 0 ? send(F(0, 0), 1, 0) : recv(F(1, 0), 0, 0), h, static_cast<std::byte*>(buf), 8};
-      b->post(0, std::span<const PostedTransfer>(&t, 1));
-      b->wait_all();
-    } catch (const std::exception& e) {
-      group.abort(e.what());
-    }
-  };
-  std::thread t0(side, 0), t1(side, 1);
-  t0.join();
-  t1.join();
-  CHECK(group.message() == "rank 1 expected `F1.s0` as message #0 from rank 0, got `F0.s0` (#0)");
+  CHECK(out_of_order_failure(group, [&](int32_t r) {
+          return cuda::make_nccl_backend(&group, world.comm(r), r, 2, BackendOptions{5}, 0, {});
+        }) == "rank 1 expected `F1.s0` as message #0 from rank 0, got `F0.s0` (#0)");
 }
