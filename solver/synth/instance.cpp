@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -73,6 +74,29 @@ int64_t exact_grid(const ir::Problem& p) {
   return g == 0 ? 1 : g;
 }
 
+int64_t fitting_grid(const ir::Problem& p, int64_t grid) {
+  // Every start and end of a valid schedule is at most the total work plus one comm lag per
+  // dependency (the sequential schedule); heads, tails and the SAT horizon are below that too.
+  // Each action may gain up to one step by rounding, and every action takes at least one.
+  const int64_t scale = ir::time_scale(p);
+  const int32_t S = p.num_stages();
+  long double total = 0;
+  for (int32_t s = 0; s < S; ++s) {
+    auto i = static_cast<size_t>(s);
+    long double per = static_cast<long double>(ir::to_fixed(p.cost.F.at(i), scale)) +
+                      static_cast<long double>(ir::to_fixed(p.cost.B.at(i), scale)) +
+                      static_cast<long double>(ir::to_fixed(p.cost.W.at(i), scale)) +
+                      4.0L * static_cast<long double>(ir::to_fixed(p.cost.comm, scale));
+    total += per * p.microbatches;
+  }
+  const long double actions = 3.0L * S * p.microbatches;
+  constexpr long double kLimit = static_cast<long double>(int64_t{1} << 30);
+  grid = std::max<int64_t>(1, grid);
+  if (total / static_cast<long double>(grid) + 2 * actions <= kLimit) return grid;
+  auto factor = static_cast<int64_t>(std::ceil(total / (static_cast<long double>(grid) * (kLimit - 2 * actions))));
+  return grid * std::max<int64_t>(2, factor);
+}
+
 Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
   using ir::ActionKind;
   Instance inst;
@@ -80,7 +104,7 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
   inst.fused = p.backward == ir::BackwardMode::Fused;
   inst.time_scale = ir::time_scale(p);
   inst.memory_scale = ir::memory_scale(p);
-  inst.ticks_per_step = o.ticks_per_step > 0 ? o.ticks_per_step : exact_grid(p);
+  inst.ticks_per_step = fitting_grid(p, o.ticks_per_step > 0 ? o.ticks_per_step : exact_grid(p));
   const int64_t step = inst.ticks_per_step;
   auto steps = [&](double v) {
     int64_t t = ir::to_fixed(v, inst.time_scale);

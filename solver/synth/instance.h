@@ -44,7 +44,9 @@ struct Instance {
 };
 
 struct InstanceOptions {
-  int64_t ticks_per_step = 0;  // 0: the exact grid (gcd of all durations and the comm lag)
+  /// 0: the exact grid (gcd of all durations and the comm lag). A grid whose step counts would not
+  /// fit the instance's 32-bit times is replaced by the smallest multiple of it that fits.
+  int64_t ticks_per_step = 0;
   bool symmetry = true;        // microbatches of one direction in order on every stage
   /// With symmetry and a cap: precedence edges the cap implies on one-stage ranks (F(i) needs an
   /// earlier backward to have freed memory), which narrow every window of the SAT encoding.
@@ -57,6 +59,10 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o);
 
 /// The exact grid in ticks: the gcd of every duration and of the comm lag.
 int64_t exact_grid(const ir::Problem& p);
+
+/// The smallest multiple of `grid` at which every duration, lag and every sum of them along a
+/// schedule stays below 2^30 steps, so that heads, tails and horizons fit int32_t.
+int64_t fitting_grid(const ir::Problem& p, int64_t grid);
 
 /// Recomputes heads and tails (after edges were added). Returns false on a cycle.
 bool compute_heads_tails(Instance& inst);
