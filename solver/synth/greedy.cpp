@@ -1,11 +1,23 @@
 #include "solver/synth/greedy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace schedc::solver {
 
 std::string GreedyVariant::name() const {
+  if (zb) {
+    std::string n = "zb-greedy";
+    if (timed_warmup >= 0) n += "-warm" + std::to_string(timed_warmup);
+    else if (inflight_base >= 0) {
+      n += "-L" + std::to_string(inflight_base);
+      if (inflight_slope != 0) n += "s" + std::to_string(static_cast<int>(inflight_slope * 10));
+    }
+    auto tol = [](int32_t t) { return t < 0 ? std::string("any") : t == 0 ? std::string("0") : std::string("half"); };
+    n += "-f" + tol(tol_f) + "-w" + tol(tol_w);
+    return n;
+  }
   std::string n = "greedy-" + priority;
   if (breadth_first) n += "-bfs";
   if (cap_slack) n += "-slack";
@@ -31,6 +43,52 @@ std::vector<GreedyVariant> greedy_variants(const Instance& inst) {
     out.push_back({"BFW", bfs, 0, false, pp});
   }
   return out;
+}
+
+std::vector<GreedyVariant> zb_variants(const Instance& inst) {
+  const ir::Problem& p = *inst.problem;
+  const int32_t pp = p.ranks, vpp = p.stages_per_rank;
+  // Typical durations in steps, for the tolerances.
+  std::vector<int32_t> df, dw;
+  for (size_t i = 0; i < inst.size(); ++i)
+    (inst.action[i].kind == ir::ActionKind::F ? df : dw).push_back(inst.dur[i]);
+  auto median = [](std::vector<int32_t> v) {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const int32_t half_f = median(df) / 2, half_w = median(dw) / 2;
+  struct Limit {
+    int32_t base;
+    double slope;
+    int32_t warm;
+  };
+  // The Zero Bubble prototype's winners first (2p with slope 2, the timed warm-up), then the rest.
+  std::vector<Limit> limits = {{2 * pp * vpp, 2, -1}, {-1, 0, 0}, {(2 * pp - 1) * vpp, 2, -1}, {-1, 0, 1},
+                               {-1, 0, 2}, {-1, 0, -1}};
+  for (double L : {1.0, 1.5, 2.0, 3.0})
+    for (double slope : {0.0, 1.0, 1.5, 2.0, 2.5}) limits.push_back({static_cast<int32_t>(L * pp * vpp), slope, -1});
+  for (int32_t extra : {-2, -1, 2})
+    for (double slope : {1.0, 2.0}) limits.push_back({(2 * pp + extra) * vpp, slope, -1});
+  std::vector<GreedyVariant> out;
+  for (const Limit& l : limits)
+    for (int32_t tf : {half_f, -1, 0})
+      for (int32_t tw : {0, half_w, -1}) {
+        GreedyVariant v;
+        v.zb = true;
+        v.tol_f = tf;
+        v.tol_w = tw;
+        v.inflight_base = l.base;
+        v.inflight_slope = l.slope;
+        v.timed_warmup = l.warm;
+        out.push_back(v);
+      }
+  // Drop repeats (equal tolerances when durations are tiny).
+  std::vector<GreedyVariant> unique;
+  for (const GreedyVariant& v : out)
+    if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return u.name() == v.name(); }))
+      unique.push_back(v);
+  return unique;
 }
 
 std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v) {
@@ -81,13 +139,104 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
     return after <= inst.cap[r] - v.cap_slack;
   };
 
+  // Zero Bubble rules: how many forwards minus backwards each rank may hold.
+  std::vector<int64_t> inflight(R, 0), limit(R, std::numeric_limits<int64_t>::max());
+  if (v.zb && (v.inflight_base >= 0 || v.timed_warmup >= 0))
+    for (size_t r = 0; r < R; ++r) {
+      int64_t depth = S, head_f = kNever, head_b = kNever, dur_f = 1;
+      for (int32_t a : inst.on_rank[r]) {
+        const auto i = static_cast<size_t>(a);
+        const ir::Action& x = inst.action[i];
+        if (x.kind == ActionKind::F) {
+          if (inst.head[i] < head_f) head_f = inst.head[i], dur_f = std::max(1, inst.dur[i]);
+          if (inst.problem->direction_of(x.mb) == 0) depth = std::min<int64_t>(depth, x.stage.value);
+        } else if (ir::is_backward(x.kind)) {
+          head_b = std::min<int64_t>(head_b, inst.head[i]);
+        }
+      }
+      depth = std::min<int64_t>(depth, inst.problem->ranks - 1);
+      if (v.timed_warmup >= 0) {
+        if (head_f == kNever || head_b == kNever) continue;
+        limit[r] = (head_b - head_f + dur_f - 1) / dur_f + v.timed_warmup;
+      } else {
+        limit[r] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(v.inflight_base - v.inflight_slope * static_cast<double>(depth))));
+      }
+      limit[r] = std::max<int64_t>(1, limit[r]);
+    }
+
   size_t done = 0;
   int64_t t = 0;
   while (done < n) {
     int64_t next_event = kNever;
+    // Starts action `a` on free rank r at t: its order, memory and reservations, and its successors.
+    auto take = [&](size_t r, int32_t a) {
+      auto b = static_cast<size_t>(a);
+      cand[r].erase(std::find(cand[r].begin(), cand[r].end(), a));
+      orders[r].push_back(a);
+      memory[r] += inst.mem[b];
+      if (inst.action[b].kind == ActionKind::F && inst.mem[b] > 0) {
+        size_t mb = inst.action[b].mb.index();
+        if (!started[r][mb]) {
+          started[r][mb] = 1;
+          reserve[r][mb] = forward_total[r][mb];
+          held[r] += reserve[r][mb];
+        }
+        reserve[r][mb] -= inst.mem[b];
+        held[r] -= inst.mem[b];
+      }
+      end[b] = t + inst.dur[b];
+      busy_until[r] = end[b];
+      next_event = std::min(next_event, end[b]);
+      ++done;
+      for (const auto& e : inst.succ[b]) {
+        auto j = static_cast<size_t>(e.to);
+        ready[j] = std::max(ready[j], end[b] + e.lag);
+        if (--missing[j] == 0) cand[static_cast<size_t>(inst.rank[j])].push_back(e.to);
+      }
+    };
     for (size_t r = 0; r < R; ++r) {
       if (busy_until[r] > t) {
         next_event = std::min(next_event, busy_until[r]);
+        continue;
+      }
+      if (v.zb) {
+        // Best ready backward, forward (within memory and the in-flight limit) and W.
+        int32_t pick_b = -1, pick_f = -1, pick_w = -1;
+        int64_t key_b = kNever, key_f = kNever, key_w = kNever, soon = kNever;
+        bool held_back = false;
+        for (int32_t a : cand[r]) {
+          auto i = static_cast<size_t>(a);
+          const ActionKind k = inst.action[i].kind;
+          if (ready[i] > t) {
+            next_event = std::min(next_event, ready[i]);
+            if (ir::is_backward(k)) soon = std::min(soon, ready[i]);
+            continue;
+          }
+          bool is_f = k == ActionKind::F;
+          if (!fits(r, i) || (is_f && inflight[r] >= limit[r])) {
+            held_back = held_back || is_f;
+            continue;
+          }
+          int64_t kk = key(a);
+          if (is_f) {
+            if (kk < key_f) key_f = kk, pick_f = a;
+          } else if (k == ActionKind::W) {
+            if (kk < key_w) key_w = kk, pick_w = a;
+          } else if (kk < key_b) {
+            key_b = kk, pick_b = a;
+          }
+        }
+        int32_t chosen = pick_b;
+        auto arrives_late = [&](int32_t a, int32_t tol) {
+          return tol < 0 || soon == kNever || soon >= t + inst.dur[static_cast<size_t>(a)] - tol;
+        };
+        if (chosen < 0 && pick_f >= 0 && arrives_late(pick_f, v.tol_f)) chosen = pick_f;
+        if (chosen < 0 && pick_w >= 0 && (held_back || arrives_late(pick_w, v.tol_w))) chosen = pick_w;
+        if (chosen < 0) continue;
+        const ActionKind k = inst.action[static_cast<size_t>(chosen)].kind;
+        if (k == ActionKind::F) ++inflight[r];
+        else if (ir::is_backward(k)) --inflight[r];
+        take(r, chosen);
         continue;
       }
       int32_t best = -1;
@@ -117,29 +266,7 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
           pending_w <= v.w_reserve && !forward_blocked && backward_soon != kNever)
         continue;  // keep it for the cool-down; more work is on its way
       if (best < 0) continue;
-      auto b = static_cast<size_t>(best);
-      cand[r].erase(std::find(cand[r].begin(), cand[r].end(), best));
-      orders[r].push_back(best);
-      memory[r] += inst.mem[b];
-      if (inst.action[b].kind == ActionKind::F && inst.mem[b] > 0) {
-        size_t mb = inst.action[b].mb.index();
-        if (!started[r][mb]) {
-          started[r][mb] = 1;
-          reserve[r][mb] = forward_total[r][mb];
-          held[r] += reserve[r][mb];
-        }
-        reserve[r][mb] -= inst.mem[b];
-        held[r] -= inst.mem[b];
-      }
-      end[b] = t + inst.dur[b];
-      busy_until[r] = end[b];
-      next_event = std::min(next_event, end[b]);
-      ++done;
-      for (const auto& e : inst.succ[b]) {
-        auto j = static_cast<size_t>(e.to);
-        ready[j] = std::max(ready[j], end[b] + e.lag);
-        if (--missing[j] == 0) cand[static_cast<size_t>(inst.rank[j])].push_back(e.to);
-      }
+      take(r, best);
     }
     if (done == n) break;
     if (next_event == kNever) return std::nullopt;  // every rank waits on memory that never frees

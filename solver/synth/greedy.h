@@ -17,13 +17,30 @@ struct GreedyVariant {
   int64_t cap_slack = 0;         // forwards keep this much memory (fixed point) below the cap
   bool lookahead = false;        // idle rather than start a forward that a known backward would wait on
   int32_t w_reserve = 0;         // keep this many weight gradients pending (unless memory needs them) to fill the cool-down
+  /// Zero Bubble rules instead of `priority`: a ready backward first; else a forward, unless a
+  /// backward whose inputs are scheduled arrives more than `tol_f` steps before it would end (or
+  /// `tol_f` < 0); else a weight gradient, unless such a backward arrives more than `tol_w` steps
+  /// before it would end (or `tol_w` < 0), or a forward is held back; else idle.
+  bool zb = false;
+  int32_t tol_f = -1;
+  int32_t tol_w = -1;
+  /// Forwards minus backwards a rank may hold: `inflight_base - inflight_slope * depth` (depth:
+  /// the rank's first stage), or, with `timed_warmup` >= 0, the forwards that fit before the
+  /// rank's first backward can arrive (from the heads) plus `timed_warmup`. Negative: no limit.
+  int32_t inflight_base = -1;
+  double inflight_slope = 0;
+  int32_t timed_warmup = -1;
   std::string name() const;
 };
 
 /// Per-rank node orders, or nullopt when the variant gets stuck (memory deadlock).
 std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v);
 
-/// The variants the solver tries.
+/// The variants the solver tries first.
 std::vector<GreedyVariant> greedy_variants(const Instance& inst);
+
+/// The Zero Bubble rules swept over their parameters (tolerances, in-flight limits, timed
+/// warm-ups), most promising first; the solver runs as many as its time allows.
+std::vector<GreedyVariant> zb_variants(const Instance& inst);
 
 }  // namespace schedc::solver

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -20,6 +21,7 @@
 #include "solver/synth/greedy.h"
 #include "solver/synth/instance.h"
 #include "solver/synth/lns.h"
+#include "solver/synth/local_search.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -61,10 +63,12 @@ bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& 
       if (auto v = want_bool()) o.use_greedy = *v;
     } else if (p.key == "z3") {
       if (auto v = want_bool()) o.use_z3 = *v;
+    } else if (p.key == "local") {
+      if (auto v = want_bool()) o.use_local = *v;
     } else {
       diags.error(DiagKind::UnknownKey, p.loc,
                   "unknown solve option " + backtick(p.key) +
-                      ", expected one of time_limit, deterministic, families, greedy, z3");
+                      ", expected one of time_limit, deterministic, families, greedy, z3, local");
       ok = false;
     }
   }
@@ -74,6 +78,13 @@ bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Greedy work (actions × ranks scanned) per second on the 2-core CI machine, for the number of
+// Zero Bubble variants deterministic mode runs.
+constexpr double kGreedySlotsPerSecond = 4e7;
+// Actions the order simulator times per second (one evaluation times every action), for the local
+// search's evaluation budget in deterministic mode.
+constexpr double kTimedActionsPerSecond = 2e7;
 
 // Resource units per second of the time limit in deterministic mode (Z3's rlimit counts
 // propagations and conflicts; about this many pass per second on the 2-core CI machine).
@@ -101,12 +112,24 @@ class Search {
   bool whole_model_out_of_budget() const {
     return o_.deterministic ? rlimit_used_ >= rlimit_budget() * 6 / 10 : elapsed() >= o_.time_limit_s * 0.6;
   }
-  uint64_t rlimit_budget() const { return static_cast<uint64_t>(o_.time_limit_s * kRlimitPerSecond); }
+  /// Saturates: a limit of `inf` (or 1e15 s) means no resource limit, never an overflowed cast.
+  uint64_t rlimit_budget() const {
+    constexpr double kMax = static_cast<double>(uint64_t{1} << 62);
+    double units = o_.time_limit_s * kRlimitPerSecond;
+    return units >= kMax ? uint64_t{1} << 62 : static_cast<uint64_t>(std::max(0.0, units));
+  }
+  /// A Z3 timeout in milliseconds (Z3 takes an unsigned; larger limits saturate).
+  static unsigned timeout_ms(double seconds) {
+    double ms = std::max(1.0, seconds * 1000);
+    return ms >= 4e9 ? 4'000'000'000u : static_cast<unsigned>(ms);
+  }
 
   void offer(ir::Schedule s, const std::string& name);
+  void drop_bound(double value, const std::string& name);
   void collect_incumbents();
   void z3_search();
   void lns();
+  void local(double share);
   void progress(bool final = false);
   std::string provenance(const SolveResult& r) const;
 
@@ -119,9 +142,14 @@ class Search {
   double lower_ = 0;
   std::string bound_reason_;
   bool proved_ = false;
+  bool bound_dropped_ = false;
+  std::string bound_error_;
   uint64_t rlimit_used_ = 0;
   int probes_ = 0;
   LnsStats lns_;
+  LocalSearchStats local_;
+  uint64_t local_budget_ = 0;  // evaluations in deterministic mode
+  int local_runs_ = 0;
   EncodingStats encoding_;
   std::string method_ = "none";
   std::string solver_error_;
@@ -134,9 +162,20 @@ void Search::offer(ir::Schedule s, const std::string& name) {
   ir::SimResult sim = ir::simulate(s);
   if (!sim.timeline) return;
   double v = sim.timeline->metrics.objective_value(p_.objective);
+  if (v < lower_ - 1e-9 * std::max(1.0, lower_)) drop_bound(v, name);
   if (best_ && v >= best_->value) return;
   best_ = Candidate{std::move(s), v, name};
   progress();
+}
+
+// A valid schedule below the bound is a bug in schedc: the bound is dropped (never raised or
+// clamped to meet the schedule), nothing is claimed, and the result says why.
+void Search::drop_bound(double value, const std::string& name) {
+  bound_error_ = "a valid schedule (" + name + ", " + format_number(value) + ") is below the lower bound " +
+                 format_number(lower_) + " (" + bound_reason_ + "); this is a bug in schedc, and no bound is claimed";
+  lower_ = 0;
+  bound_reason_ = "none (dropped: a valid schedule was below it)";
+  bound_dropped_ = true;
 }
 
 void Search::collect_incumbents() {
@@ -149,7 +188,21 @@ void Search::collect_incumbents() {
   }
   if (o_.use_greedy) {
     Instance inst = build_instance(p_, {0, /*symmetry=*/false});
-    for (const GreedyVariant& v : greedy_variants(inst))
+    std::vector<GreedyVariant> variants = greedy_variants(inst);
+    // The Zero Bubble sweep: as many variants as a quarter of the budget allows (in deterministic
+    // mode, a count from the problem's size instead of the clock).
+    std::vector<GreedyVariant> sweep = zb_variants(inst);
+    const double sweep_seconds = o_.time_limit_s / 4;
+    size_t sweep_count = sweep.size();
+    if (o_.deterministic) {
+      double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
+      sweep_count = static_cast<size_t>(std::clamp(sweep_seconds / std::max(1e-9, per_variant), 8.0, double(sweep.size())));
+    }
+    size_t classic = variants.size();
+    variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
+    for (size_t k = 0; k < variants.size(); ++k) {
+      const GreedyVariant& v = variants[k];
+      if (k >= classic && !o_.deterministic && elapsed() > sweep_seconds) break;
       if (auto orders = greedy_orders(inst, v)) {
         ir::Schedule sched = to_schedule(inst, *orders);
         if (std::getenv("SCHEDC_DEBUG")) {
@@ -161,6 +214,7 @@ void Search::collect_incumbents() {
       } else if (std::getenv("SCHEDC_DEBUG")) {
         std::fprintf(stderr, "debug: %s -> stuck\n", v.name().c_str());
       }
+    }
   }
   // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
   if (!best_) offer(sequential_schedule(p_), "sequential");
@@ -227,6 +281,7 @@ void Search::z3_search() {
   int32_t horizon = 0;
   for (int attempt = 0; attempt < 12; ++attempt) {
     inst = build_instance(p_, {grid, /*symmetry=*/true});
+    grid = inst->ticks_per_step;  // coarser when the exact grid's step counts would overflow
     int64_t ub = ir::to_fixed(best_->value, scale);
     horizon = static_cast<int32_t>((ub + grid - 1) / grid);
     if (!makespan) {
@@ -276,10 +331,11 @@ void Search::z3_search() {
     int32_t probe = lo + (hi - lo) / 2;
     z3::params prm(ctx);
     if (o_.deterministic) {
-      uint64_t left = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * share) - rlimit_used_;
+      uint64_t share_budget = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * share);
+      uint64_t left = share_budget - std::min(share_budget, rlimit_used_);
       prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 4'000'000'000u)));
     } else {
-      prm.set("timeout", static_cast<unsigned>(std::max(1.0, (o_.time_limit_s * share - elapsed()) * 1000)));
+      prm.set("timeout", timeout_ms(o_.time_limit_s * share - elapsed()));
     }
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
@@ -338,6 +394,8 @@ void Search::lns() {
   // The exact grid: a coarser one rounds comm lags and durations, and a window that cannot even
   // reproduce the incumbent's timing finds nothing.
   const int64_t grid = grid0;
+  // Windows time their actions in 32-bit steps of the exact grid: not when those would overflow.
+  if (fitting_grid(p_, grid0) != grid0) return;
   int64_t width = std::min<int64_t>(8 * avg, 120 * grid0);
   for (int round = 0; round < 3 && !out_of_budget(); ++round, width *= 2) {
     bool improved = true;
@@ -360,7 +418,7 @@ void Search::lns() {
           uint64_t left = rlimit_budget() - std::min(rlimit_budget(), rlimit_used_ + lns_.rlimit);
           prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 3'000'000u)));
         } else {
-          prm.set("timeout", static_cast<unsigned>(std::max(1.0, std::min(remaining(), 3.0) * 1000)));
+          prm.set("timeout", timeout_ms(std::min(remaining(), 3.0)));
         }
         auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals, lns_);
         if (std::getenv("SCHEDC_DEBUG"))
@@ -376,6 +434,26 @@ void Search::lns() {
       }
     }
   }
+}
+
+// The order-space local search from the best schedule, for `share` of what is left of the budget
+// (a share of the evaluation budget in deterministic mode), until the bound is met.
+void Search::local(double share) {
+  if (best_->schedule.has_overlap() || best_->value <= lower_ + 1e-9) return;
+  const int64_t scale = ir::time_scale(p_);
+  LocalSearchOptions lo;
+  lo.seed = static_cast<uint64_t>(++local_runs_);
+  lo.target = static_cast<int64_t>(std::ceil(lower_ * static_cast<double>(scale) - 1e-6));
+  if (o_.deterministic) {
+    uint64_t left = local_budget_ - std::min(local_budget_, local_.evals);
+    lo.max_evals = static_cast<uint64_t>(static_cast<double>(left) * share);
+  } else {
+    double seconds = std::max(0.0, remaining() * share);
+    lo.max_evals = std::numeric_limits<uint64_t>::max();
+    lo.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
+  }
+  if (lo.max_evals == 0 || (!o_.deterministic && remaining() <= 0)) return;
+  offer(local_search(best_->schedule, lo, local_), "local");
 }
 
 std::string Search::provenance(const SolveResult& r) const {
@@ -403,6 +481,16 @@ std::string Search::provenance(const SolveResult& r) const {
   z3["statistics"] = z3_stats_;
   if (!solver_error_.empty()) z3["error"] = solver_error_;
   j["z3"] = z3;
+  nlohmann::ordered_json ls;
+  ls["evaluations"] = local_.evals;
+  ls["accepted"] = local_.accepted;
+  ls["restarts"] = local_.restarts;
+  nlohmann::ordered_json moves = nlohmann::ordered_json::object();
+  for (int m = 0; m < kNumMoves; ++m)
+    moves[std::string(move_name(m))] = {{"tried", local_.tried[static_cast<size_t>(m)]},
+                                        {"improved", local_.improved_best[static_cast<size_t>(m)]}};
+  ls["moves"] = moves;
+  j["local_search"] = ls;
   return j.dump();
 }
 
@@ -426,7 +514,7 @@ SolveResult Search::run() {
     r.infeasible = inf;
     return r;
   }
-  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  if (!bound_dropped_ && best_->value <= lower_ + 1e-9) proved_ = true;
   if (!proved_ && o_.use_z3 && !std::getenv("SCHEDC_SKIP_FULL")) {
     try {
       z3_search();
@@ -435,6 +523,13 @@ SolveResult Search::run() {
       solver_error_ = std::string("Z3: ") + e.msg();
     }
   }
+  // Until the time limit or a proof: local search, Z3 windows over its result, local search again.
+  {
+    double work = std::max(1.0, static_cast<double>(best_->schedule.num_actions()));
+    double evals = std::min(1e15, o_.time_limit_s * kTimedActionsPerSecond / work);
+    local_budget_ = static_cast<uint64_t>(evals);
+  }
+  if (!proved_ && o_.use_local) local(0.5);
   if (!proved_ && o_.use_z3 && p_.objective == ir::Objective::Makespan && !best_->schedule.has_overlap() &&
       best_->value > lower_ + 1e-9) {
     try {
@@ -444,12 +539,18 @@ SolveResult Search::run() {
       solver_error_ = std::string("Z3: ") + e.msg();
     }
   }
-  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  if (!proved_ && o_.use_local) local(1.0);
+  if (local_.evals > 0) method_ += ", local search";
+  if (!bound_dropped_ && best_->value <= lower_ + 1e-9) proved_ = true;
+  if (bound_dropped_) proved_ = false;
   progress(true);
   r.status = proved_ ? SolveStatus::Optimal : SolveStatus::Feasible;
   r.objective = best_->value;
+  // Proved means the bound meets the objective, or the exact model left no better schedule (then
+  // Z3's proof is the bound); otherwise the bound as computed, never moved towards the objective.
   r.lower_bound = proved_ ? best_->value : lower_;
-  r.bound_reason = proved_ && best_->value > lower_ + 1e-9 ? bound_reason_ : bound_reason_;
+  r.bound_reason = bound_reason_;
+  r.bound_error = bound_error_;
   r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
   r.incumbent = first_incumbent_;
   r.incumbent_value = first_incumbent_value_;

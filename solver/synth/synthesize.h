@@ -26,6 +26,7 @@ struct SolveOptions {
   bool use_families = true;
   bool use_greedy = true;
   bool use_z3 = true;
+  bool use_local = true;
   /// Largest SAT model (literals) built; a larger exact model makes the grid coarser.
   int64_t max_literals = 80'000;
 };
@@ -55,6 +56,9 @@ struct SolveResult {
   double incumbent_value = 0;
   double seconds = 0;
   std::optional<Infeasibility> infeasible;
+  /// Set when a valid schedule was below the computed lower bound (a bug in schedc): the bound is
+  /// then dropped and nothing is claimed. The CLI prints it on stderr.
+  std::string bound_error;
 };
 
 /// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, families,

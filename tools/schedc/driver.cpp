@@ -275,6 +275,7 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     options.tty = isatty(STDERR_FILENO) != 0;
   }
   solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  if (!r.bound_error.empty()) std::cerr << "schedc: internal error: " << r.bound_error << "\n";
   if (r.status != solver::SolveStatus::Infeasible) return std::move(r.schedule);
   const solver::Infeasibility& why = *r.infeasible;
   SourceLoc at = in.spec.loc_of("memory.cap");

@@ -110,6 +110,7 @@ TEST_CASE("windows (LNS) improve an incumbent when no whole-instance model fits"
   o.deterministic = true;
   o.use_families = false;
   o.use_greedy = false;  // the incumbent is the one-microbatch-at-a-time schedule
+  o.use_local = false;   // the windows alone
   o.max_literals = 20'000;
   solver::SolveResult r = solver::synthesize(p, o);
   REQUIRE(r.schedule.has_value());

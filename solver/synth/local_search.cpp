@@ -1,0 +1,291 @@
+#include "solver/synth/local_search.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "ir/order_sim.h"
+
+namespace schedc::solver {
+
+std::string_view move_name(int move) {
+  switch (move) {
+    case 0: return "w-gap";
+    case 1: return "swap";
+    case 2: return "shift";
+    case 3: return "chain";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Orders = std::vector<std::vector<int32_t>>;
+
+class Annealer {
+ public:
+  Annealer(const ir::Schedule& start, const LocalSearchOptions& o, LocalSearchStats& stats)
+      : p_(start.problem), o_(o), stats_(stats), sim_(start), rng_(o.seed) {
+    cur_ = sim_.initial_orders();
+    pos_.assign(sim_.size(), 0);
+    for (size_t r = 0; r < cur_.size(); ++r) reindex(r);
+    node_of_.assign(ir::num_action_slots(p_), -1);
+    for (size_t i = 0; i < sim_.size(); ++i)
+      node_of_[ir::action_id(p_, sim_.action(static_cast<int32_t>(i))).index()] = static_cast<int32_t>(i);
+    dmin_ = std::numeric_limits<int64_t>::max();
+    for (size_t i = 0; i < sim_.size(); ++i)
+      if (sim_.duration(static_cast<int32_t>(i)) > 0) dmin_ = std::min(dmin_, sim_.duration(static_cast<int32_t>(i)));
+    if (dmin_ == std::numeric_limits<int64_t>::max()) dmin_ = 1;
+  }
+
+  ir::Schedule run();
+
+ private:
+  double energy() const {
+    double sum = 0;
+    for (size_t r = 0; r < cur_.size(); ++r)
+      sum += static_cast<double>(p_.objective == ir::Objective::Makespan ? sim_.rank_end(r) : sim_.rank_span(r));
+    return static_cast<double>(sim_.objective(p_.objective)) + 0.1 * sum / static_cast<double>(cur_.size());
+  }
+  void reindex(size_t r) {
+    for (size_t i = 0; i < cur_[r].size(); ++i) pos_[static_cast<size_t>(cur_[r][i])] = static_cast<int32_t>(i);
+  }
+  uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+  /// A rank that decides the objective (40 %) or any rank.
+  size_t pick_rank() {
+    size_t R = cur_.size();
+    if (pick(10) < 4) return critical_;
+    return static_cast<size_t>(pick(R));
+  }
+  /// True when `a` may stand at position `i` of its rank with respect to its same-rank
+  /// dependencies and dependents (positions before the move; `a` not counted).
+  void save(size_t r) {
+    if (std::find(touched_.begin(), touched_.end(), r) != touched_.end()) return;
+    touched_.push_back(r);
+    saved_.push_back(cur_[r]);
+  }
+  static void move_to(std::vector<int32_t>& order, size_t from, size_t to) {
+    int32_t a = order[from];
+    if (from < to) std::rotate(order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1, order.begin() + static_cast<long>(to) + 1);
+    else if (to < from) std::rotate(order.begin() + static_cast<long>(to), order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1);
+    (void)a;
+  }
+  bool same_rank_pred_before(int32_t a, size_t at) const {
+    for (int32_t k = 0; k < sim_.num_preds(a); ++k) {
+      int32_t d = sim_.preds_begin(a)[k].node;
+      if (sim_.rank(d) == sim_.rank(a) && static_cast<size_t>(pos_[static_cast<size_t>(d)]) >= at) return false;
+    }
+    return true;
+  }
+  bool propose(int move);
+  bool move_w_gap();
+  bool move_swap();
+  bool move_shift();
+  bool move_chain();
+  void keep_times() {
+    for (size_t r = 0; r < cur_.size(); ++r) {
+      int64_t v = p_.objective == ir::Objective::Makespan ? sim_.rank_end(r) : sim_.rank_span(r);
+      if (r == 0 || v > crit_value_) crit_value_ = v, critical_ = r;
+    }
+    start_.resize(sim_.size());
+    end_.resize(sim_.size());
+    for (size_t i = 0; i < sim_.size(); ++i) {
+      start_[i] = sim_.start(static_cast<int32_t>(i));
+      end_[i] = sim_.end(static_cast<int32_t>(i));
+    }
+  }
+
+  const ir::Problem& p_;
+  const LocalSearchOptions& o_;
+  LocalSearchStats& stats_;
+  ir::OrderSimulator sim_;
+  std::mt19937_64 rng_;
+  Orders cur_;
+  std::vector<int32_t> pos_, node_of_;
+  std::vector<int64_t> start_, end_;  // of the current orders
+  size_t critical_ = 0;
+  int64_t crit_value_ = 0;
+  int64_t dmin_ = 1;
+  std::vector<size_t> touched_;
+  std::vector<std::vector<int32_t>> saved_;
+};
+
+// A weight gradient moved into an idle gap of its rank: one of the next three W's after the gap.
+bool Annealer::move_w_gap() {
+  size_t r = pick_rank();
+  const auto& order = cur_[r];
+  if (order.size() < 3) return false;
+  // Gaps: positions whose action starts after the previous one ended.
+  size_t gaps = 0, chosen = 0;
+  for (size_t i = 1; i < order.size(); ++i)
+    if (start_[static_cast<size_t>(order[i])] > end_[static_cast<size_t>(order[i - 1])]) {
+      ++gaps;
+      if (pick(gaps) == 0) chosen = i;  // reservoir sampling: uniform over gaps
+    }
+  if (gaps == 0) return false;
+  size_t which = static_cast<size_t>(pick(3)), seen = 0;
+  for (size_t i = chosen; i < order.size(); ++i) {
+    int32_t a = order[i];
+    if (sim_.action(a).kind != ir::ActionKind::W) continue;
+    if (seen++ < which) continue;
+    if (!same_rank_pred_before(a, chosen)) return false;
+    save(r);
+    move_to(cur_[r], i, chosen);
+    return true;
+  }
+  return false;
+}
+
+bool Annealer::move_swap() {
+  size_t r = pick_rank();
+  auto& order = cur_[r];
+  if (order.size() < 2) return false;
+  size_t i = static_cast<size_t>(pick(order.size() - 1));
+  int32_t a = order[i], b = order[i + 1];
+  for (int32_t k = 0; k < sim_.num_preds(b); ++k)
+    if (sim_.preds_begin(b)[k].node == a) return false;
+  save(r);
+  std::swap(order[i], order[i + 1]);
+  return true;
+}
+
+bool Annealer::move_shift() {
+  size_t r = pick_rank();
+  auto& order = cur_[r];
+  if (order.size() < 2) return false;
+  const auto reach = static_cast<int64_t>(3 * p_.ranks);
+  auto i = static_cast<int64_t>(pick(order.size()));
+  int64_t d = static_cast<int64_t>(pick(static_cast<uint64_t>(2 * reach))) - reach;
+  if (d >= 0) ++d;
+  int64_t j = std::clamp<int64_t>(i + d, 0, static_cast<int64_t>(order.size()) - 1);
+  if (j == i) return false;
+  if (j < i && !same_rank_pred_before(order[static_cast<size_t>(i)], static_cast<size_t>(j))) return false;
+  save(r);
+  move_to(order, static_cast<size_t>(i), static_cast<size_t>(j));
+  return true;
+}
+
+// One microbatch's action of one kind, shifted by the same few slots on a run of consecutive
+// stages: the coordinated change single-rank moves cannot build one step at a time.
+bool Annealer::move_chain() {
+  auto a = static_cast<int32_t>(pick(sim_.size()));
+  ir::Action x = sim_.action(a);
+  const int32_t S = p_.num_stages();
+  int32_t len = 2 + static_cast<int32_t>(pick(static_cast<uint64_t>(std::max(1, std::min(S, 2 * p_.ranks) - 1))));
+  int64_t d = static_cast<int64_t>(pick(3)) + 1;
+  if (pick(2)) d = -d;
+  bool any = false;
+  for (int32_t u = x.stage.value; u < std::min(S, x.stage.value + len); ++u) {
+    ir::Action y{x.kind, x.mb, ir::StageId(u)};
+    int32_t node = node_of_[ir::action_id(p_, y).index()];
+    if (node < 0) continue;
+    auto r = static_cast<size_t>(sim_.rank(node));
+    auto i = static_cast<int64_t>(pos_[static_cast<size_t>(node)]);
+    if (std::find(touched_.begin(), touched_.end(), r) != touched_.end()) continue;  // positions stale
+    int64_t j = std::clamp<int64_t>(i + d, 0, static_cast<int64_t>(cur_[r].size()) - 1);
+    if (j == i) continue;
+    save(r);
+    move_to(cur_[r], static_cast<size_t>(i), static_cast<size_t>(j));
+    any = true;
+  }
+  return any;
+}
+
+bool Annealer::propose(int move) {
+  switch (move) {
+    case 0: return move_w_gap();
+    case 1: return move_swap();
+    case 2: return move_shift();
+    default: return move_chain();
+  }
+}
+
+ir::Schedule Annealer::run() {
+  const auto t0 = Clock::now();
+  bool ok = sim_.run(cur_);
+  assert(ok && "the local search starts from a valid schedule");
+  (void)ok;
+  keep_times();
+  Orders best = cur_;
+  int64_t best_obj = sim_.objective(p_.objective);
+  double best_energy = energy(), cur_energy = best_energy;
+  const double t_hi = 0.05 * static_cast<double>(dmin_), t_lo = 0.0005 * static_cast<double>(dmin_);
+  const uint64_t stale_limit = std::max<uint64_t>(20'000, 20 * sim_.size());
+  uint64_t stale = 0;
+  double frac = 0;
+  const double budget_s = o_.deadline ? std::chrono::duration<double>(*o_.deadline - t0).count() : 0;
+  for (uint64_t it = 0; stats_.evals < o_.max_evals && best_obj > o_.target; ++it) {
+    if ((it & 63) == 0) {
+      frac = static_cast<double>(stats_.evals) / static_cast<double>(std::max<uint64_t>(1, o_.max_evals));
+      if (o_.deadline) {
+        auto now = Clock::now();
+        if (now >= *o_.deadline) break;
+        if (budget_s > 0) frac = std::max(frac, std::chrono::duration<double>(now - t0).count() / budget_s);
+      }
+    }
+    // Weights: W into gaps 35 %, swap 25 %, shift 25 %, chain 15 %.
+    uint64_t roll = pick(100);
+    int move = roll < 35 ? 0 : roll < 60 ? 1 : roll < 85 ? 2 : 3;
+    touched_.clear();
+    saved_.clear();
+    bool changed = propose(move);
+    if (!changed) {
+      for (size_t k = 0; k < touched_.size(); ++k) cur_[touched_[k]] = saved_[k];
+      continue;
+    }
+    ++stats_.tried[static_cast<size_t>(move)];
+    bool fits = std::all_of(touched_.begin(), touched_.end(), [&](size_t r) { return sim_.within_cap(r, cur_[r]); });
+    bool accepted = false;
+    if (fits) {
+      ++stats_.evals;
+      if (sim_.run(cur_)) {
+        double e = energy();
+        double temp = t_hi * std::pow(t_lo / t_hi, std::min(1.0, frac));
+        double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+        if (e <= cur_energy || u < std::exp((cur_energy - e) / temp)) accepted = true;
+        if (accepted) {
+          cur_energy = e;
+          ++stats_.accepted;
+          keep_times();
+          int64_t obj = sim_.objective(p_.objective);
+          if (obj < best_obj || (obj == best_obj && e < best_energy - 1e-9)) {
+            if (obj < best_obj) ++stats_.improved_best[static_cast<size_t>(move)], stale = 0;
+            best_obj = obj;
+            best_energy = e;
+            best = cur_;
+          }
+        }
+      }
+    }
+    if (accepted) {
+      for (size_t r : touched_) reindex(r);
+    } else {
+      for (size_t k = 0; k < touched_.size(); ++k) cur_[touched_[k]] = saved_[k];
+    }
+    if (++stale >= stale_limit) {  // restart from the best
+      stale = 0;
+      ++stats_.restarts;
+      cur_ = best;
+      for (size_t r = 0; r < cur_.size(); ++r) reindex(r);
+      sim_.run(cur_);
+      keep_times();
+      cur_energy = best_energy;
+    }
+  }
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  return sim_.to_schedule(best);
+}
+
+}  // namespace
+
+ir::Schedule local_search(const ir::Schedule& start, const LocalSearchOptions& options, LocalSearchStats& stats) {
+  Annealer a(start, options, stats);
+  ir::Schedule s = a.run();
+  s.provenance = start.provenance;
+  return s;
+}
+
+}  // namespace schedc::solver

@@ -1,0 +1,44 @@
+#pragma once
+// Order-space local search (DESIGN.md section 7, the workhorse at scale): simulated annealing over
+// per-rank orders, every candidate timed exactly by ir::OrderSimulator and kept within the memory
+// cap. Moves: a weight gradient into an idle gap (the move that turns 1F1B-like orders into zero
+// bubble ones), an adjacent swap, a shift of one action, and a chain that shifts one microbatch's
+// action on a run of consecutive stages at once. Never returns worse than its start.
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "ir/schedule.h"
+
+namespace schedc::solver {
+
+struct LocalSearchOptions {
+  /// Wall-clock end of the search; nullopt: only `max_evals` limits it.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Evaluations (simulations of a candidate); the deterministic budget.
+  uint64_t max_evals = 1'000'000;
+  uint64_t seed = 1;
+  /// Stop as soon as the objective (simulator ticks) is at or below this (a proven bound).
+  int64_t target = 0;
+};
+
+inline constexpr int kNumMoves = 4;
+/// "w-gap", "swap", "shift", "chain".
+std::string_view move_name(int move);
+
+struct LocalSearchStats {
+  uint64_t evals = 0;
+  uint64_t accepted = 0;
+  uint64_t restarts = 0;
+  double seconds = 0;
+  std::array<uint64_t, kNumMoves> tried{}, improved_best{};
+};
+
+/// The best schedule found from `start` (which must be valid and have no overlapped units); its
+/// objective is never above `start`'s. Deterministic for a given seed and evaluation budget.
+ir::Schedule local_search(const ir::Schedule& start, const LocalSearchOptions& options, LocalSearchStats& stats);
+
+}  // namespace schedc::solver
