@@ -157,7 +157,8 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
       depth = std::min<int64_t>(depth, inst.problem->ranks - 1);
       if (v.timed_warmup >= 0) {
         if (head_f == kNever || head_b == kNever) continue;
-        limit[r] = (head_b - head_f + dur_f - 1) / dur_f + v.timed_warmup;
+        // Forwards that end before the first backward can arrive: one more would delay it.
+        limit[r] = (head_b - head_f) / dur_f + v.timed_warmup;
       } else {
         limit[r] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(v.inflight_base - v.inflight_slope * static_cast<double>(depth))));
       }

@@ -9,6 +9,7 @@
 #include <limits>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -63,12 +64,20 @@ bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& 
       if (auto v = want_bool()) o.use_greedy = *v;
     } else if (p.key == "z3") {
       if (auto v = want_bool()) o.use_z3 = *v;
+    } else if (p.key == "threads") {
+      if (auto v = want_number(1, kMaxThreads)) {
+        if (*v == std::floor(*v)) o.threads = static_cast<int>(*v);
+        else {
+          diags.error(DiagKind::WrongType, p.value_loc, "solve option `threads` must be a whole number");
+          ok = false;
+        }
+      }
     } else if (p.key == "local") {
       if (auto v = want_bool()) o.use_local = *v;
     } else {
       diags.error(DiagKind::UnknownKey, p.loc,
                   "unknown solve option " + backtick(p.key) +
-                      ", expected one of time_limit, deterministic, families, greedy, z3, local");
+                      ", expected one of time_limit, deterministic, threads, families, greedy, z3, local");
       ok = false;
     }
   }
@@ -150,6 +159,7 @@ class Search {
   LocalSearchStats local_;
   uint64_t local_budget_ = 0;  // evaluations in deterministic mode
   int local_runs_ = 0;
+  size_t local_threads_ = 0;
   EncodingStats encoding_;
   std::string method_ = "none";
   std::string solver_error_;
@@ -453,7 +463,33 @@ void Search::local(double share) {
     lo.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
   }
   if (lo.max_evals == 0 || (!o_.deterministic && remaining() <= 0)) return;
-  offer(local_search(best_->schedule, lo, local_), "local");
+  // Independent chains (seeds differ) from the same start, each with the whole budget; the best
+  // wins, ties to the lowest thread, so a thread count gives one result.
+  const size_t threads = static_cast<size_t>(
+      o_.threads > 0 ? o_.threads : std::max(1u, std::min(std::thread::hardware_concurrency(), unsigned{kMaxThreads})));
+  std::vector<std::optional<ir::Schedule>> found(threads);
+  std::vector<LocalSearchStats> stats(threads);
+  auto chain = [&](size_t k) {
+    LocalSearchOptions mine = lo;
+    mine.seed = lo.seed * 1000 + k;
+    if (o_.deterministic) mine.max_evals = lo.max_evals / threads;
+    found[k] = local_search(best_->schedule, mine, stats[k]);
+  };
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < threads; ++k) pool.emplace_back(chain, k);
+  chain(0);
+  for (std::thread& t : pool) t.join();
+  for (size_t k = 0; k < threads; ++k) {
+    local_.evals += stats[k].evals;
+    local_.accepted += stats[k].accepted;
+    local_.restarts += stats[k].restarts;
+    for (int m = 0; m < kNumMoves; ++m) {
+      local_.tried[static_cast<size_t>(m)] += stats[k].tried[static_cast<size_t>(m)];
+      local_.improved_best[static_cast<size_t>(m)] += stats[k].improved_best[static_cast<size_t>(m)];
+    }
+  }
+  local_threads_ = threads;
+  for (size_t k = 0; k < threads; ++k) offer(std::move(*found[k]), "local");
 }
 
 std::string Search::provenance(const SolveResult& r) const {
@@ -482,6 +518,7 @@ std::string Search::provenance(const SolveResult& r) const {
   if (!solver_error_.empty()) z3["error"] = solver_error_;
   j["z3"] = z3;
   nlohmann::ordered_json ls;
+  ls["threads"] = local_threads_;
   ls["evaluations"] = local_.evals;
   ls["accepted"] = local_.accepted;
   ls["restarts"] = local_.restarts;

@@ -15,8 +15,13 @@
 
 namespace schedc::solver {
 
+inline constexpr int kMaxThreads = 256;
+
 struct SolveOptions {
   double time_limit_s = 60;
+  /// Threads of the local search (independent chains from the same incumbent, the best kept);
+  /// 0: every core. Deterministic mode gives the same result for the same thread count.
+  int threads = 0;
   /// Z3 resource limits instead of wall time: the same input gives the same output anywhere.
   bool deterministic = false;
   /// Progress lines on `progress` (nullptr: none); `tty` makes it one updating line.
@@ -61,8 +66,8 @@ struct SolveResult {
   std::string bound_error;
 };
 
-/// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, families,
-/// greedy, z3. Unknown keys and bad values are reported at their location.
+/// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, threads,
+/// families, greedy, z3, local. Unknown keys and bad values are reported at their location.
 bool apply_solve_params(const ir::Params& params, SolveOptions& base, Diagnostics& diags);
 
 /// Solves `p`. Z3 errors become a `solver` status in the result's explanation, never exceptions.

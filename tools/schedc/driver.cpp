@@ -135,6 +135,7 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
   cmd.add_flag("--solve", solve, "synthesize the schedule with the solver")->group("Schedule");
   cmd.add_option("--time-limit", time_limit, "solver time limit in seconds (default 60)")->group("Schedule");
   cmd.add_flag("--deterministic", deterministic, "solver uses resource limits, not wall time")->group("Schedule");
+  cmd.add_option("--threads", threads, "solver threads (default: every core)")->group("Schedule");
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
 }
 
@@ -270,6 +271,11 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     options.time_limit_s = *flags.time_limit;
   }
   if (flags.deterministic) options.deterministic = true;
+  if (flags.threads) {
+    if (*flags.threads < 1 || *flags.threads > solver::kMaxThreads)
+      throw CommandLineError{"--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads)};
+    options.threads = *flags.threads;
+  }
   if (!flags.quiet) {
     options.progress = &std::cerr;
     options.tty = isatty(STDERR_FILENO) != 0;

@@ -45,6 +45,7 @@ struct ScheduleFlags {
   bool solve = false;
   std::optional<double> time_limit;
   bool deterministic = false;
+  std::optional<int> threads;
   bool quiet = false;
 
   void add_to(CLI::App& cmd);
