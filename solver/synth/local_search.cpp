@@ -60,8 +60,7 @@ class Annealer {
     if (pick(10) < 4) return critical_;
     return static_cast<size_t>(pick(R));
   }
-  /// True when `a` may stand at position `i` of its rank with respect to its same-rank
-  /// dependencies and dependents (positions before the move; `a` not counted).
+  /// Keeps rank r's order to undo the move (once per move).
   void save(size_t r) {
     if (std::find(touched_.begin(), touched_.end(), r) != touched_.end()) return;
     touched_.push_back(r);
@@ -73,6 +72,7 @@ class Annealer {
     else if (to < from) std::rotate(order.begin() + static_cast<long>(to), order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1);
     (void)a;
   }
+  /// True when every same-rank dependency of `a` stands before position `at`.
   bool same_rank_pred_before(int32_t a, size_t at) const {
     for (int32_t k = 0; k < sim_.num_preds(a); ++k) {
       int32_t d = sim_.preds_begin(a)[k].node;
@@ -217,8 +217,10 @@ ir::Schedule Annealer::run() {
   uint64_t stale = 0;
   double frac = 0;
   const double budget_s = o_.deadline ? std::chrono::duration<double>(*o_.deadline - t0).count() : 0;
+  // Look at the clock about every 2^16 timed actions, so large instances stop on time too.
+  const uint64_t check_every = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<size_t>(1, sim_.size()));
   for (uint64_t it = 0; stats_.evals < o_.max_evals && best_obj > o_.target; ++it) {
-    if ((it & 63) == 0) {
+    if (it % check_every == 0) {
       frac = static_cast<double>(stats_.evals) / static_cast<double>(std::max<uint64_t>(1, o_.max_evals));
       if (o_.deadline) {
         auto now = Clock::now();

@@ -212,7 +212,7 @@ void Search::collect_incumbents() {
     variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
     for (size_t k = 0; k < variants.size(); ++k) {
       const GreedyVariant& v = variants[k];
-      if (k >= classic && !o_.deterministic && elapsed() > sweep_seconds) break;
+      if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : remaining() <= 0)) break;
       if (auto orders = greedy_orders(inst, v)) {
         ir::Schedule sched = to_schedule(inst, *orders);
         if (std::getenv("SCHEDC_DEBUG")) {
@@ -290,6 +290,10 @@ void Search::z3_search() {
   int64_t grid = grid0;
   int32_t horizon = 0;
   for (int attempt = 0; attempt < 12; ++attempt) {
+    if (attempt > 0 && !o_.deterministic && whole_model_out_of_budget()) {
+      inst.reset();
+      break;
+    }
     inst = build_instance(p_, {grid, /*symmetry=*/true});
     grid = inst->ticks_per_step;  // coarser when the exact grid's step counts would overflow
     int64_t ub = ir::to_fixed(best_->value, scale);
