@@ -7,17 +7,27 @@
 
 #include "ir/action.h"
 #include "ir/schedule.h"
-#include "support/numbers.h"
 
 namespace schedc::ir {
 namespace {
 
+// Sums over many actions can pass int64 (a path may hold 4e6 actions of up to 1e12 ticks; a
+// memory integral multiplies that by memory values of up to 1e12 fixed-point units), so every
+// term is summed in 128 bits and converted to double the way the simulator converts its ticks.
+__extension__ typedef __int128 Wide;
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+Wide floor_div(Wide a, Wide b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+Wide ceil_div(Wide a, Wide b) { return -floor_div(-a, b); }
+
 // The dependency DAG of a problem in fixed-point ticks, with the split backward (B then W) unless
-// the problem is fused. A mixed problem's BW is never shorter on any chain than its B, and turning
-// it into B;W keeps the timeline, so the split DAG bounds mixed schedules too.
+// the problem is fused; a mixed problem's BW maps onto its B and W nodes (docs/solver.md section 1).
+// Every node carries two durations, because an overlapped F&B unit makes its members share one
+// interval: `dur`, the least time from the node's start to its outputs (chains: heads, tails,
+// the critical path), and `share`, the least busy time it adds to its rank (per-rank work).
 struct Dag {
   std::vector<Action> act;
-  std::vector<int64_t> dur;
+  std::vector<int64_t> dur, share;
   std::vector<int32_t> rank;
   std::vector<std::vector<std::pair<int32_t, int64_t>>> succ;  // (to, lag)
   std::vector<int64_t> head, tail;
@@ -29,31 +39,140 @@ int32_t node_of(const Problem& p, bool fused, int32_t mb, int32_t s, ActionKind 
   return (mb * p.num_stages() + s) * per + slot;
 }
 
-Dag build_dag(const Problem& p, int64_t scale, bool symmetry, double overlap_cap) {
+// The durations of every node of one (direction, stage), in ticks, given the overlapped units its
+// rank can form (docs/solver.md section 1, "Overlapped F&B units").
+struct StageDurations {
+  int64_t f_dur = 0, f_share = 0;
+  int64_t b_dur = 0, b_share = 0;  // the B node (split, mixed) or the BW node (fused)
+  int64_t w_dur = 0, w_share = 0;  // split and mixed only
+};
+
+// What the forwards and backwards of one rank can form as units: the dearest backward that can
+// join one, the least FB of its forward stages, and the cap on a backward's work share.
+struct RankUnits {
+  int64_t c_max = 0;
+  int64_t fb_min = kNever;
+  int64_t beta = kNever;
+};
+
+struct Costs {
+  std::vector<int64_t> f, b, w, bw, fb;  // per stage; fb empty when FB is not declared
+  int64_t comm = 0;
+  // 1 when an undeclared unit's FB (the sum of its members' costs, rounded once) may round one
+  // tick below the sum of the members' rounded costs: some cost is not a whole number of ticks.
+  int64_t rounding = 0;
+};
+
+Costs stage_costs(const Problem& p, int64_t scale) {
+  Costs c;
+  const int32_t S = p.num_stages();
+  c.comm = to_fixed(p.cost.comm, scale);
+  for (int32_t s = 0; s < S; ++s) {
+    auto z = static_cast<size_t>(s);
+    c.f.push_back(to_fixed(cost_of(p, F(0, s)), scale));
+    c.b.push_back(to_fixed(cost_of(p, B(0, s)), scale));
+    c.w.push_back(to_fixed(cost_of(p, W(0, s)), scale));
+    c.bw.push_back(to_fixed(cost_of(p, BW(0, s)), scale));
+    if (p.cost.FB) c.fb.push_back(to_fixed(p.cost.FB->at(z), scale));
+    for (double v : {p.cost.F.at(z), p.cost.B.at(z), p.cost.W.at(z)}) {
+      double x = v * static_cast<double>(scale);
+      if (std::abs(x - std::round(x)) > 1e-3) c.rounding = 1;
+    }
+  }
+  return c;
+}
+
+std::vector<StageDurations> stage_durations(const Problem& p, const Costs& c, std::vector<RankUnits>& units) {
+  const bool fused = p.backward == BackwardMode::Fused, mixed = p.backward == BackwardMode::Mixed;
+  const int32_t S = p.num_stages(), D = p.num_directions();
+  auto joinable = [&](size_t s) { return fused || mixed ? c.bw[s] : c.b[s]; };  // bw >= b
+  for (int32_t d = 0; d < D; ++d)
+    for (int32_t s = 0; s < S; ++s) {
+      RankUnits& u = units[p.rank_of(d, StageId(s)).index()];
+      u.c_max = std::max(u.c_max, joinable(static_cast<size_t>(s)));
+      if (!c.fb.empty()) u.fb_min = std::min(u.fb_min, c.fb[static_cast<size_t>(s)]);
+    }
+  // A forward of stage s saves in a unit with a backward x when FB_s < F_s + cost(x). For those
+  // pairs the backward's share is capped at beta = max(FB_s - F_s, FB_s / 2) (at most FB_s), and
+  // every forward keeps what FB leaves after the largest share a backward can have.
+  if (!c.fb.empty())
+    for (int32_t d = 0; d < D; ++d)
+      for (int32_t s = 0; s < S; ++s) {
+        auto z = static_cast<size_t>(s);
+        RankUnits& u = units[p.rank_of(d, StageId(s)).index()];
+        int64_t gap = c.fb[z] - c.f[z];
+        if (gap < u.c_max) u.beta = std::min(u.beta, std::max(gap, c.fb[z] / 2));
+      }
+  std::vector<StageDurations> out(static_cast<size_t>(D * S));
+  for (int32_t d = 0; d < D; ++d)
+    for (int32_t s = 0; s < S; ++s) {
+      auto z = static_cast<size_t>(s);
+      const RankUnits& u = units[p.rank_of(d, StageId(s)).index()];
+      int64_t f = c.f[z], b = c.b[z], w = c.w[z], bw = c.bw[z];
+      StageDurations& o = out[static_cast<size_t>(d * S + s)];
+      // cap_b, cap_bw: the largest share of a B, of a BW; d_b, d_bw: the least step they run in.
+      int64_t cap_b = 0, cap_bw = 0, d_b = 0, d_bw = 0;
+      if (!c.fb.empty()) {
+        o.f_share = std::min(f, c.fb[z] - std::min(u.c_max, u.beta));
+        o.f_dur = std::min(f, c.fb[z]);
+        cap_b = std::min(b, u.beta);
+        cap_bw = std::min(bw, u.beta);
+        d_b = std::min(b, u.fb_min);
+        d_bw = std::min(bw, u.fb_min);
+      } else {
+        // A unit lasts the sum of its members' costs, rounded once to ticks.
+        o.f_share = o.f_dur = f;
+        cap_b = std::max<int64_t>(0, b - c.rounding);
+        cap_bw = std::max<int64_t>(0, bw - c.rounding);
+        d_b = b;
+        d_bw = bw;
+      }
+      if (fused) {
+        o.b_share = cap_bw;
+        o.b_dur = d_bw;
+      } else if (!mixed) {
+        o.b_share = cap_b;
+        o.b_dur = d_b;
+        o.w_share = o.w_dur = w;
+      } else {
+        // The B and W nodes stand for a B and a W, or for one BW: their shares together stay
+        // within the BW's, and the W share fits after the B node's chain duration in every step
+        // the BW can run in (so that the one-machine bound can place both).
+        o.b_share = b + w > 0 ? static_cast<int64_t>(std::min<Wide>(cap_b, Wide{cap_bw} * b / (b + w))) : 0;
+        o.w_share = std::min(w, cap_bw - o.b_share);
+        o.b_dur = std::min(d_b, d_bw - o.w_share);
+        o.w_dur = std::min(w, d_bw - o.b_dur);
+      }
+    }
+  return out;
+}
+
+Dag build_dag(const Problem& p, const Costs& c, std::vector<RankUnits>& units) {
   const bool fused = p.backward == BackwardMode::Fused;
   const int32_t S = p.num_stages(), m = p.microbatches, per = fused ? 2 : 3;
-  const int64_t comm = to_fixed(p.cost.comm, scale);
+  std::vector<StageDurations> sd = stage_durations(p, c, units);
   Dag g;
   size_t n = static_cast<size_t>(m) * static_cast<size_t>(S) * static_cast<size_t>(per);
   g.act.resize(n);
   g.dur.resize(n);
+  g.share.resize(n);
   g.rank.resize(n);
   g.succ.resize(n);
   for (int32_t mb = 0; mb < m; ++mb)
-    for (int32_t s = 0; s < S; ++s)
+    for (int32_t s = 0; s < S; ++s) {
+      const StageDurations& o = sd[static_cast<size_t>(p.direction_of(MbId(mb)) * S + s)];
       for (ActionKind k : {ActionKind::F, fused ? ActionKind::BW : ActionKind::B, ActionKind::W}) {
         if (fused && k == ActionKind::W) continue;
         auto id = static_cast<size_t>(node_of(p, fused, mb, s, k));
         Action a{k, MbId(mb), StageId(s)};
         g.act[id] = a;
-        // Durations in the simulator's ticks; an overlapped unit may make a member count for less.
-        g.dur[id] = to_fixed(cost_of(p, a), scale);
-        if (k != ActionKind::W && std::isfinite(overlap_cap))
-          g.dur[id] = std::min(g.dur[id], static_cast<int64_t>(std::floor(overlap_cap * static_cast<double>(scale))));
+        g.dur[id] = k == ActionKind::F ? o.f_dur : k == ActionKind::W ? o.w_dur : o.b_dur;
+        g.share[id] = k == ActionKind::F ? o.f_share : k == ActionKind::W ? o.w_share : o.b_share;
         g.rank[id] = rank_of(p, a).value;
       }
+    }
   auto edge = [&](int32_t from, int32_t to) {
-    int64_t lag = g.rank[static_cast<size_t>(from)] == g.rank[static_cast<size_t>(to)] ? 0 : comm;
+    int64_t lag = g.rank[static_cast<size_t>(from)] == g.rank[static_cast<size_t>(to)] ? 0 : c.comm;
     g.succ[static_cast<size_t>(from)].push_back({to, lag});
   };
   ActionKind bk = fused ? ActionKind::BW : ActionKind::B;
@@ -68,16 +187,26 @@ Dag build_dag(const Problem& p, int64_t scale, bool symmetry, double overlap_cap
       if (!fused) edge(b, node_of(p, fused, mb, s, ActionKind::W));
     }
   // Microbatches of one direction are interchangeable: some optimal schedule runs them in order on
-  // every stage (docs/solver.md), so these edges keep every bound below the optimum.
-  if (symmetry)
-    for (int32_t mb = 0; mb + 1 < m; ++mb) {
-      if (p.direction_of(MbId(mb)) != p.direction_of(MbId(mb + 1))) continue;
-      for (int32_t s = 0; s < S; ++s)
-        for (ActionKind k : {ActionKind::F, bk, ActionKind::W}) {
-          if (fused && k == ActionKind::W) continue;
-          g.succ[static_cast<size_t>(node_of(p, fused, mb, s, k))].push_back({node_of(p, fused, mb + 1, s, k), 0});
-        }
-    }
+  // every stage, overlapped units included (docs/solver.md), so these edges keep every bound below
+  // the optimum. In a mixed problem a W node may stand for the end of a BW; its W's are in order
+  // only when every BW can become B;W and every unit two single actions without ending later.
+  bool w_in_order = p.backward == BackwardMode::Split;
+  if (p.backward == BackwardMode::Mixed) {
+    auto saves = [](const RankUnits& u) { return u.beta != kNever; };
+    bool units_save = c.fb.empty() ? c.rounding != 0 : std::any_of(units.begin(), units.end(), saves);
+    bool bw_splits = true;
+    for (int32_t s = 0; s < S; ++s)
+      if (c.bw[static_cast<size_t>(s)] != c.b[static_cast<size_t>(s)] + c.w[static_cast<size_t>(s)]) bw_splits = false;
+    w_in_order = !units_save && bw_splits;
+  }
+  for (int32_t mb = 0; mb + 1 < m; ++mb) {
+    if (p.direction_of(MbId(mb)) != p.direction_of(MbId(mb + 1))) continue;
+    for (int32_t s = 0; s < S; ++s)
+      for (ActionKind k : {ActionKind::F, bk, ActionKind::W}) {
+        if (k == ActionKind::W && !w_in_order) continue;
+        g.succ[static_cast<size_t>(node_of(p, fused, mb, s, k))].push_back({node_of(p, fused, mb + 1, s, k), 0});
+      }
+  }
   // B(mb, s+1) -> B(mb, s) runs against the id order: use an explicit topological order.
   std::vector<int32_t> indeg(n, 0), order;
   for (const auto& out : g.succ)
@@ -87,6 +216,8 @@ Dag build_dag(const Problem& p, int64_t scale, bool symmetry, double overlap_cap
   for (size_t k = 0; k < order.size(); ++k)
     for (auto [to, lag] : g.succ[static_cast<size_t>(order[k])])
       if (--indeg[static_cast<size_t>(to)] == 0) order.push_back(to);
+  // Paths stay below 9.2e18 ticks: at most 4e6 nodes of at most 1e12 ticks (2e12 for a BW, whose
+  // problems have two nodes per stage) plus one comm lag of at most 1e12 each.
   g.head.assign(n, 0);
   g.tail.assign(n, 0);
   for (int32_t a : order)
@@ -99,27 +230,48 @@ Dag build_dag(const Problem& p, int64_t scale, bool symmetry, double overlap_cap
   return g;
 }
 
+// Least time from the end of F(mb, s) to the start of its own backward, per direction and stage:
+// the rest of the forward pass and the backward pass back to s (chain durations), with comm on
+// every rank change.
+std::vector<int64_t> return_chains(const Problem& p, const Dag& g, int64_t comm) {
+  const bool fused = p.backward == BackwardMode::Fused;
+  const ActionKind bk = fused ? ActionKind::BW : ActionKind::B;
+  const int32_t S = p.num_stages(), D = p.num_directions();
+  std::vector<int64_t> out(static_cast<size_t>(D * S), 0);
+  for (int32_t d = 0; d < D; ++d) {
+    int32_t mb = d == 0 ? 0 : p.microbatches / 2;
+    for (int32_t s = S - 2; s >= 0; --s) {
+      auto f = static_cast<size_t>(node_of(p, fused, mb, s + 1, ActionKind::F));
+      auto b = static_cast<size_t>(node_of(p, fused, mb, s + 1, bk));
+      int64_t lag = p.rank_of(d, StageId(s)) != p.rank_of(d, StageId(s + 1)) ? 2 * comm : 0;
+      out[static_cast<size_t>(d * S + s)] = out[static_cast<size_t>(d * S + s + 1)] + g.dur[f] + g.dur[b] + lag;
+    }
+  }
+  return out;
+}
+
 // Jackson's preemptive schedule: the optimal preemptive one-machine makespan with release times
-// (heads) and delivery times (tails), a lower bound on the non-preemptive one.
-int64_t jackson_bound(const Dag& g, const std::vector<int32_t>& jobs) {
+// (heads), processing times (work shares) and delivery times (tails), a lower bound on the
+// non-preemptive one.
+Wide jackson_bound(const Dag& g, const std::vector<int32_t>& jobs) {
   std::vector<int32_t> by_head = jobs;
   std::sort(by_head.begin(), by_head.end(), [&](int32_t a, int32_t b) {
     return g.head[static_cast<size_t>(a)] < g.head[static_cast<size_t>(b)];
   });
   std::priority_queue<std::pair<int64_t, int32_t>> ready;  // (tail, job)
   std::vector<int64_t> left(g.dur.size(), 0);
-  int64_t t = 0, best = 0;
+  Wide t = 0, best = 0;
   size_t next = 0;
   while (next < by_head.size() || !ready.empty()) {
-    if (ready.empty()) t = std::max(t, g.head[static_cast<size_t>(by_head[next])]);
+    if (ready.empty()) t = std::max<Wide>(t, g.head[static_cast<size_t>(by_head[next])]);
     while (next < by_head.size() && g.head[static_cast<size_t>(by_head[next])] <= t) {
       auto j = static_cast<size_t>(by_head[next++]);
-      left[j] = g.dur[j];
+      left[j] = g.share[j];
       ready.push({g.tail[j], static_cast<int32_t>(j)});
     }
     auto [q, j] = ready.top();
-    int64_t release = next < by_head.size() ? g.head[static_cast<size_t>(by_head[next])] : std::numeric_limits<int64_t>::max();
-    int64_t run = std::min(left[static_cast<size_t>(j)], release - t);
+    Wide release = next < by_head.size() ? Wide{g.head[static_cast<size_t>(by_head[next])]} : Wide{kNever};
+    auto run = static_cast<int64_t>(std::min<Wide>(left[static_cast<size_t>(j)], release - t));
     t += run;
     left[static_cast<size_t>(j)] -= run;
     if (left[static_cast<size_t>(j)] == 0) {
@@ -130,81 +282,96 @@ int64_t jackson_bound(const Dag& g, const std::vector<int32_t>& jobs) {
   return best;
 }
 
-struct RankTerms {
-  int64_t work = 0;
-  int64_t earliest = std::numeric_limits<int64_t>::max();
-  int64_t idle_head = 0;       // before the first backward, beyond what forwards can fill
-  int64_t idle_tail = 0;       // after the last forward, beyond what pending backwards can fill
-  int64_t idle_head_span = 0;  // the same measured from the rank's first action
-  bool disjoint = false;       // the cap forces a backward before the last forward
+// Memory values of a rank's stages in the verifier's fixed point.
+struct StageMemory {
+  int64_t f = 0, b = 0, w = 0;
 };
 
-// The fill/drain terms of one rank under its memory cap (Zero Bubble appendix B, generalised).
-RankTerms memory_terms(const Problem& p, const Dag& g, int32_t r, double cap, int64_t scale) {
+struct RankTerms {
+  Wide work = 0;               // sum of work shares
+  int64_t earliest = kNever;   // least head
+  Wide idle_head = 0;          // before the first backward, beyond what forwards can fill
+  Wide idle_tail = 0;          // after the last forward, beyond what pending backwards can fill
+  Wide idle_head_span = 0;     // the same measured from the rank's first action
+  bool disjoint = false;       // the cap forces a backward before the last forward
+  bool throughput = false;     // the memory-throughput term applies
+  Wide throughput_span = 0;    // least time from the rank's first start to its last end by it
+};
+
+// The memory terms of one rank under its cap: fill and drain (Zero Bubble appendix B,
+// generalised) and the memory throughput (docs/solver.md section 1 derives both).
+RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, const std::vector<int32_t>& jobs,
+                       const std::vector<StageMemory>& mem, const std::vector<int64_t>& chains, int64_t cap) {
   RankTerms t;
-  const bool fused = p.backward == BackwardMode::Fused;
-  const int64_t comm = to_fixed(p.cost.comm, scale);
-  int64_t first_backward = std::numeric_limits<int64_t>::max();
+  const bool fused = p.backward == BackwardMode::Fused, split = p.backward == BackwardMode::Split;
+  const int32_t S = p.num_stages();
+  int64_t first_backward = kNever;
   std::vector<int64_t> f_costs;
-  double min_mem_f = std::numeric_limits<double>::infinity(), fill_ratio = 0, drain_ratio = 0;
-  bool fill_bounded = true, drain_bounded = true;
-  int64_t min_chain = std::numeric_limits<int64_t>::max();
-  int64_t min_first = std::numeric_limits<int64_t>::max();
-  for (size_t i = 0; i < g.act.size(); ++i) {
-    if (g.rank[i] != r) continue;
-    Action a = g.act[i];
-    t.work += g.dur[i];
-    t.earliest = std::min(t.earliest, g.head[i]);
+  bool fill_bounded = true, drain_bounded = true, one_memory = true, flows = true;
+  int64_t min_mem_f = kNever, min_chain = kNever, min_first = kNever, last_step = kNever;
+  Wide fill = 0, drain_num = 0, drain_den = 1, integral = 0;
+  auto more = [](Wide n1, Wide d1, Wide n2, Wide d2) { return n1 * d2 > n2 * d1; };  // n1/d1 > n2/d2
+  for (int32_t i : jobs) {
+    auto id = static_cast<size_t>(i);
+    Action a = g.act[id];
+    t.work += g.share[id];
+    t.earliest = std::min(t.earliest, g.head[id]);
     if (a.kind != ActionKind::F) {
-      if (a.kind != ActionKind::W) first_backward = std::min(first_backward, g.head[i]);
+      if (a.kind != ActionKind::W) first_backward = std::min(first_backward, g.head[id]);
+      if (a.kind == (split ? ActionKind::W : fused ? ActionKind::BW : ActionKind::B))
+        last_step = std::min(last_step, g.dur[id]);
       continue;
     }
-    size_t s = a.stage.index();
-    double mf = p.memory.F.at(s), mb = fused ? -mf : p.memory.B.at(s);
-    f_costs.push_back(g.dur[i]);
-    min_mem_f = std::min(min_mem_f, mf);
-    if (mf <= 0) fill_bounded = drain_bounded = false;
-    else fill_ratio = std::max(fill_ratio, static_cast<double>(g.dur[i]) / mf);
-    int64_t d_b = to_fixed(cost_of(p, Action{fused ? ActionKind::BW : ActionKind::B, a.mb, a.stage}), scale);
-    int64_t d_w = fused ? 0 : to_fixed(p.cost.W.at(s), scale);
-    if (mf > 0) drain_ratio = std::max(drain_ratio, static_cast<double>(d_b + d_w) / mf);
-    if (!fused && d_w > 0) {
-      if (mf + mb <= 0) drain_bounded = false;
-      else drain_ratio = std::max(drain_ratio, static_cast<double>(d_w) / (mf + mb));
+    auto z = a.stage.index();
+    const StageMemory& sm = mem[z];
+    int64_t f = c.f[z], b = c.b[z], w = c.w[z], bw = c.bw[z];
+    if (!f_costs.empty() && sm.f != min_mem_f) one_memory = false;
+    f_costs.push_back(f);
+    min_mem_f = std::min(min_mem_f, sm.f);
+    // Fill: forwards before the first backward run alone at their cost and all stay in memory.
+    if (sm.f <= 0) fill_bounded = drain_bounded = false;
+    else fill = std::max(fill, floor_div(Wide{cap} * f, sm.f));
+    // Drain: after the last forward, the work left to in-flight microbatches is at most
+    // (memory held) x (work per memory held); the held amounts must never be negative.
+    bool held_ok = fused || (sm.f + sm.b >= 0 && sm.f + sm.b + sm.w >= 0 && (w == 0 || sm.f + sm.b > 0));
+    if (!held_ok) drain_bounded = false;
+    if (drain_bounded) {
+      int64_t to_do = fused ? bw : split ? b + w : std::max(bw, b + w);
+      if (more(to_do, sm.f, drain_num, drain_den)) drain_num = to_do, drain_den = sm.f;
+      if (!fused && w > 0 && more(w, sm.f + sm.b, drain_num, drain_den)) drain_num = w, drain_den = sm.f + sm.b;
     }
-    // Chain from the end of F(mb, s) to the start of its own backward: the rest of the forward
-    // pass and the backward pass back to s, with comm on every rank change.
-    int64_t chain = 0;
-    for (int32_t u = a.stage.value + 1; u < p.num_stages(); ++u) {
-      Action fu{ActionKind::F, a.mb, StageId(u)}, bu{fused ? ActionKind::BW : ActionKind::B, a.mb, StageId(u)};
-      chain += to_fixed(cost_of(p, fu), scale) + to_fixed(cost_of(p, bu), scale);
-      if (rank_of(p, fu) != rank_of(p, Action{ActionKind::F, a.mb, StageId(u - 1)})) chain += 2 * comm;
-    }
+    int64_t chain = chains[static_cast<size_t>(p.direction_of(a.mb) * S + a.stage.value)];
     min_chain = std::min(min_chain, chain);
-    min_first = std::min(min_first, g.dur[i] + chain);
+    min_first = std::min(min_first, g.dur[id] + chain);
+    // Throughput: memory F holds from F's start to its backward's start, F + B from B to W.
+    if (sm.f < 0 || (!fused && (sm.f + sm.b < 0 || sm.f + sm.b + sm.w < 0))) flows = false;
+    integral += Wide{sm.f} * (g.dur[id] + chain);
+    if (split) {
+      auto b_node = static_cast<size_t>(node_of(p, false, a.mb.value, a.stage.value, ActionKind::B));
+      integral += Wide{sm.f + sm.b} * g.dur[b_node];
+    }
   }
-  if (f_costs.empty() || first_backward == std::numeric_limits<int64_t>::max()) return t;
-  // Forward work that fits under the cap before any backward frees memory.
-  double fill = std::numeric_limits<double>::infinity();
+  if (f_costs.empty() || first_backward == kNever) return t;
+  if (flows && cap > 0 && integral > 0 && last_step != kNever) {
+    t.throughput = true;
+    t.throughput_span = ceil_div(integral, cap) + last_step;
+  }
   if (fill_bounded) {
-    fill = cap * fill_ratio;
-    // One stage type (the usual case): only whole forwards fit.
-    if (min_mem_f > 0 && p.memory.F.is_uniform()) {
-      auto k = static_cast<size_t>(std::floor(cap / min_mem_f + 1e-9));
+    // One memory value (the usual case): only whole forwards fit, the dearest ones at most.
+    if (one_memory) {
+      auto k = static_cast<size_t>(cap / min_mem_f);
       std::sort(f_costs.rbegin(), f_costs.rend());
-      double sum = 0;
-      for (size_t i = 0; i < std::min(k, f_costs.size()); ++i) sum += static_cast<double>(f_costs[i]);
+      Wide sum = 0;
+      for (size_t i = 0; i < std::min(k, f_costs.size()); ++i) sum += f_costs[i];
       fill = std::min(fill, sum);
       t.disjoint = k < f_costs.size();
     }
+    t.idle_head = std::max<Wide>(0, Wide{first_backward} - t.earliest - fill);
+    t.idle_head_span = std::max<Wide>(0, Wide{min_first} - fill);
   }
-  if (std::isfinite(fill)) {
-    t.idle_head = std::max<int64_t>(0, first_backward - t.earliest - static_cast<int64_t>(std::floor(fill)));
-    t.idle_head_span = std::max<int64_t>(0, min_first - static_cast<int64_t>(std::floor(fill)));
-  }
-  if (drain_bounded && min_mem_f > 0) {
-    double pending = std::max(0.0, cap - min_mem_f) * drain_ratio;
-    t.idle_tail = std::max<int64_t>(0, min_chain - static_cast<int64_t>(std::floor(pending + 1e-9)));
+  if (drain_bounded) {
+    Wide pending = floor_div(std::max<Wide>(0, Wide{cap} - min_mem_f) * drain_num, drain_den);
+    t.idle_tail = std::max<Wide>(0, Wide{min_chain} - pending);
   }
   return t;
 }
@@ -212,38 +379,34 @@ RankTerms memory_terms(const Problem& p, const Dag& g, int32_t r, double cap, in
 }  // namespace
 
 LowerBound lower_bound(const Problem& p) {
-  const int64_t scale = time_scale(p);
-  // An overlapped F&B unit lasting FB can make its members count for less than their cost.
-  double fb_min = std::numeric_limits<double>::infinity();
-  if (p.cost.FB) {
-    for (int32_t s = 0; s < p.num_stages(); ++s) fb_min = std::min(fb_min, p.cost.FB->at(static_cast<size_t>(s)));
-  }
-  bool overlap_saves = false;
-  if (p.cost.FB)
-    for (int32_t s = 0; s < p.num_stages(); ++s)
-      if (p.cost.FB->at(static_cast<size_t>(s)) < p.cost.F.at(static_cast<size_t>(s)) + p.cost.B.max()) overlap_saves = true;
-  // A unit of two actions lasts FB, so each member counts for at least FB / 2 (valid whatever the
-  // pairing; weak, but only problems that declare a cheaper FB pay for it).
-  Dag g = build_dag(p, scale, /*symmetry=*/true, overlap_saves ? fb_min / 2 : std::numeric_limits<double>::infinity());
+  const int64_t scale = time_scale(p), mscale = memory_scale(p);
+  const Costs c = stage_costs(p, scale);
+  std::vector<RankUnits> units(static_cast<size_t>(p.ranks));
+  Dag g = build_dag(p, c, units);
+  const std::vector<int64_t> chains = return_chains(p, g, c.comm);
   LowerBound best;
-  auto offer = [&](int64_t ticks, std::string why) {
+  auto offer = [&](Wide ticks, std::string why) {
     double v = static_cast<double>(ticks) / static_cast<double>(scale);
     if (v > best.value) best = {v, std::move(why)};
   };
 
   std::vector<std::vector<int32_t>> by_rank(static_cast<size_t>(p.ranks));
   for (size_t i = 0; i < g.act.size(); ++i) by_rank[static_cast<size_t>(g.rank[i])].push_back(static_cast<int32_t>(i));
+  std::vector<StageMemory> mem;
+  for (int32_t s = 0; s < p.num_stages(); ++s)
+    mem.push_back({to_fixed(memory_delta(p, F(0, s)), mscale), to_fixed(memory_delta(p, B(0, s)), mscale),
+                   to_fixed(memory_delta(p, W(0, s)), mscale)});
 
   if (p.objective == Objective::Makespan) {
-    int64_t cp = 0;
-    for (size_t i = 0; i < g.act.size(); ++i) cp = std::max(cp, g.head[i] + g.dur[i] + g.tail[i]);
+    Wide cp = 0;
+    for (size_t i = 0; i < g.act.size(); ++i) cp = std::max(cp, Wide{g.head[i]} + g.dur[i] + g.tail[i]);
     offer(cp, "the longest dependency chain");
   }
   for (int32_t r = 0; r < p.ranks; ++r) {
     const auto& jobs = by_rank[static_cast<size_t>(r)];
     if (jobs.empty()) continue;
-    int64_t work = 0;
-    for (int32_t j : jobs) work += g.dur[static_cast<size_t>(j)];
+    Wide work = 0;
+    for (int32_t j : jobs) work += g.share[static_cast<size_t>(j)];
     std::string rank = "rank " + std::to_string(r) + ": ";
     if (p.objective == Objective::MaxSpan) {
       offer(work, rank + "its work");
@@ -251,14 +414,14 @@ LowerBound lower_bound(const Problem& p) {
       offer(jackson_bound(g, jobs), rank + "its work between the earliest start and the latest finish");
     }
     auto cap = p.cap_of(RankId(r));
-    if (!cap || overlap_saves) continue;
-    RankTerms t = memory_terms(p, g, r, *cap, scale);
-    int64_t idle = t.disjoint ? t.idle_head + t.idle_tail : std::max(t.idle_head, t.idle_tail);
-    int64_t idle_span = t.disjoint ? t.idle_head_span + t.idle_tail : std::max(t.idle_head_span, t.idle_tail);
-    if (p.objective == Objective::Makespan)
-      offer(t.earliest + t.work + idle, rank + "fill and drain under the memory cap");
-    else
-      offer(t.work + idle_span, rank + "fill and drain under the memory cap");
+    if (!cap) continue;
+    RankTerms t = memory_terms(p, g, c, jobs, mem, chains, to_fixed(*cap, mscale));
+    Wide idle = t.disjoint ? t.idle_head + t.idle_tail : std::max(t.idle_head, t.idle_tail);
+    Wide idle_span = t.disjoint ? t.idle_head_span + t.idle_tail : std::max(t.idle_head_span, t.idle_tail);
+    bool makespan = p.objective == Objective::Makespan;
+    offer(makespan ? t.earliest + t.work + idle : t.work + idle_span, rank + "fill and drain under the memory cap");
+    if (t.throughput)
+      offer(makespan ? t.earliest + t.throughput_span : t.throughput_span, rank + "memory throughput under the cap");
   }
   return best;
 }

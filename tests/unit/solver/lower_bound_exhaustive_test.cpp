@@ -1,0 +1,242 @@
+// Tiny problems against every schedule they have: every per-rank order, every choice of BW or
+// B + W (mixed), every set of overlapped F&B units. The bound must stay at or below the best
+// objective under every cap, uniform or per rank, for both objectives. Random orders rarely come
+// close to the optimum; here the best schedule is known, so a bound one tick too high fails.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "ir/lower_bound.h"
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "tests/common/random_schedule.h"
+
+using namespace schedc;
+using namespace schedc::ir;
+using test::uniform;
+
+namespace {
+
+constexpr size_t kMaxVariantsPerRank = 4000;
+constexpr size_t kMaxSchedules = 60000;
+
+// A rank's order with one set of overlapped units.
+struct Variant {
+  std::vector<Action> order;
+  std::vector<int32_t> units;
+};
+
+bool depends_on(const Problem& p, Action a, Action d) {
+  int mb = a.mb.value, s = a.stage.value;
+  if (d.mb.value != mb) return false;
+  if (a.kind == ActionKind::F) return s > 0 && d == F(mb, s - 1);
+  if (a.kind == ActionKind::W) return d == B(mb, s);
+  return d == F(mb, s) || (s + 1 < p.num_stages() && d.stage.value == s + 1 && is_backward(d.kind));
+}
+
+// Every order of `acts` consistent with the dependencies among them, each with every set of
+// disjoint adjacent (forward, backward) pairs of different microbatches as units (a pair of one
+// microbatch never starts: its backward depends on all of its forwards). False when too many.
+bool rank_variants(const Problem& p, const std::vector<Action>& acts, std::vector<Variant>& out) {
+  std::vector<Action> cur;
+  std::vector<char> used(acts.size(), 0);
+  std::function<bool()> go = [&]() -> bool {
+    if (cur.size() == acts.size()) {
+      std::vector<int32_t> units;
+      std::function<bool(size_t)> pick = [&](size_t i) -> bool {
+        if (i + 1 >= cur.size()) {
+          out.push_back({cur, units});
+          return out.size() <= kMaxVariantsPerRank;
+        }
+        if (!pick(i + 1)) return false;
+        Action a = cur[i], b = cur[i + 1];
+        bool pair = (a.kind == ActionKind::F && is_backward(b.kind)) ||
+                    (b.kind == ActionKind::F && is_backward(a.kind));
+        if (!pair || a.mb == b.mb) return true;
+        units.push_back(static_cast<int32_t>(i));
+        bool ok = pick(i + 2);
+        units.pop_back();
+        return ok;
+      };
+      return pick(0);
+    }
+    for (size_t i = 0; i < acts.size(); ++i) {
+      if (used[i]) continue;
+      bool ready = true;
+      for (size_t j = 0; j < acts.size() && ready; ++j)
+        if (!used[j] && j != i && depends_on(p, acts[i], acts[j])) ready = false;
+      if (!ready) continue;
+      used[i] = 1;
+      cur.push_back(acts[i]);
+      bool ok = go();
+      cur.pop_back();
+      used[i] = 0;
+      if (!ok) return false;
+    }
+    return true;
+  };
+  return go();
+}
+
+struct Outcome {
+  double makespan = 0, max_span = 0;
+  std::vector<double> peaks;
+};
+
+// Every valid schedule's objectives and peaks; false when the problem has too many to enumerate.
+bool enumerate_all(const Problem& p, std::vector<Outcome>& out) {
+  const int S = p.num_stages();
+  std::vector<int> cells;  // (mb, s) that may take BW or B + W
+  for (int mb = 0; mb < p.microbatches; ++mb)
+    for (int s = 0; s < S; ++s) cells.push_back(mb * S + s);
+  const int choices = p.backward == BackwardMode::Mixed ? 1 << cells.size() : 1;
+  for (int mask = 0; mask < choices; ++mask) {
+    std::vector<std::vector<Action>> acts(static_cast<size_t>(p.ranks));
+    for (int mb = 0; mb < p.microbatches; ++mb)
+      for (int s = 0; s < S; ++s) {
+        bool fused = p.backward == BackwardMode::Fused ||
+                     (p.backward == BackwardMode::Mixed && (mask >> (mb * S + s)) & 1);
+        std::vector<Action> as = fused ? std::vector<Action>{F(mb, s), BW(mb, s)}
+                                       : std::vector<Action>{F(mb, s), B(mb, s), W(mb, s)};
+        for (Action a : as) acts[rank_of(p, a).index()].push_back(a);
+      }
+    std::vector<std::vector<Variant>> variants(acts.size());
+    size_t total = 1;
+    for (size_t r = 0; r < acts.size(); ++r) {
+      if (!rank_variants(p, acts[r], variants[r])) return false;
+      total *= variants[r].size();
+      if (total * static_cast<size_t>(choices) > kMaxSchedules) return false;
+    }
+    Schedule s;
+    s.problem = p;
+    s.ranks.resize(acts.size());
+    s.overlap.resize(acts.size());
+    std::function<void(size_t)> go = [&](size_t r) {
+      if (r == acts.size()) {
+        SimResult sim = simulate(s);
+        if (!sim.timeline) return;
+        const Metrics& m = sim.timeline->metrics;
+        out.push_back({m.makespan, m.max_rank_span, m.peak_memory});
+        return;
+      }
+      for (const Variant& v : variants[r]) {
+        s.ranks[r] = v.order;
+        s.overlap[r] = v.units;
+        go(r + 1);
+      }
+    };
+    go(0);
+  }
+  return true;
+}
+
+Problem tiny_problem(test::Rng& rng) {
+  Problem p;
+  p.ranks = uniform(rng, 1, 2);
+  switch (uniform(rng, 0, 3)) {
+    case 0: p.placement = PlacementKind::Looped, p.stages_per_rank = uniform(rng, 1, 2); break;
+    case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
+    case 2: p.placement = PlacementKind::Wave, p.stages_per_rank = 2; break;
+    default: p.placement = PlacementKind::Custom, p.stages_per_rank = uniform(rng, 1, 2); break;
+  }
+  if (p.ranks * p.stages_per_rank > 2) p.stages_per_rank = 1;
+  if (p.placement == PlacementKind::VShape || p.placement == PlacementKind::Wave) p.ranks = 1, p.stages_per_rank = 2;
+  p.direction = uniform(rng, 0, 3) == 0 ? Direction::Bidirectional : Direction::Single;
+  p.microbatches = p.direction == Direction::Bidirectional ? 2 : uniform(rng, 1, p.num_stages() == 1 ? 3 : 2);
+  if (p.placement == PlacementKind::Custom)
+    for (int d = 0; d < p.num_directions(); ++d) {
+      std::vector<int32_t> map;
+      for (int s = 0; s < p.num_stages(); ++s) map.push_back(uniform(rng, 0, p.ranks - 1));
+      p.stage_to_rank.push_back(map);
+    }
+  int b = uniform(rng, 0, 3);
+  p.backward = b == 0 ? BackwardMode::Fused : b == 1 ? BackwardMode::Split : BackwardMode::Mixed;
+  // Half units, or values that are no whole number of ticks at the finest scale (1e-6), so that
+  // rounded sums differ from sums of rounded costs.
+  static const double weird[] = {0, 1.0 / 3, 2.0 / 3, 1e-7, 3e-7, 6e-7, 1.5e-6, 4e-7, 5e-7, 1e-6, 2.5e-6, 7e-7};
+  const bool odd = uniform(rng, 0, 1);
+  auto one = [&] { return odd ? weird[uniform(rng, 0, 11)] : uniform(rng, 0, 6) * 0.5; };
+  auto cost = [&] {
+    if (uniform(rng, 0, 2) == 0) return PerStage::of(one());
+    std::vector<double> v;
+    for (int s = 0; s < p.num_stages(); ++s) v.push_back(one());
+    return PerStage::list(v);
+  };
+  p.cost.F = cost();
+  p.cost.B = cost();
+  p.cost.W = cost();
+  p.cost.comm = odd ? one() : uniform(rng, 0, 2) * 0.5;
+  if (uniform(rng, 0, 4) != 0) {
+    if (uniform(rng, 0, 1)) {
+      p.cost.FB = PerStage::of(odd ? one() + one() : uniform(rng, 0, 12) * 0.5);
+    } else {
+      std::vector<double> v;
+      for (int s = 0; s < p.num_stages(); ++s) v.push_back(odd ? one() + one() : uniform(rng, 0, 12) * 0.5);
+      p.cost.FB = PerStage::list(v);
+    }
+  }
+  static const double mem_f[] = {1, 0.5, 2, 0};
+  static const double mem_b[] = {-0.5, 0, -1, 0.5};
+  static const double mem_w[] = {-0.5, -1, 0, 0.5};
+  p.memory.F = PerStage::of(mem_f[uniform(rng, 0, 3)]);
+  p.memory.B = PerStage::of(mem_b[uniform(rng, 0, 3)]);
+  p.memory.W = PerStage::of(mem_w[uniform(rng, 0, 3)]);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("no schedule of a tiny problem beats the lower bound (every order, every unit set)") {
+  test::Rng rng(4242);
+  int enumerated = 0, schedules = 0, tight = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    Problem p = tiny_problem(rng);
+    REQUIRE(validate(p).empty());
+    std::vector<Outcome> all;
+    if (!enumerate_all(p, all) || all.empty()) continue;
+    ++enumerated;
+    schedules += static_cast<int>(all.size());
+    // Caps: none, every distinct largest peak (uniform), and the peaks of a few schedules (per rank).
+    std::vector<std::optional<PerStage>> caps{std::nullopt};
+    std::vector<double> tops;
+    for (const Outcome& o : all) tops.push_back(*std::max_element(o.peaks.begin(), o.peaks.end()));
+    std::sort(tops.begin(), tops.end());
+    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+    for (double t : tops) caps.push_back(PerStage::of(t));
+    for (int k = 0; k < 3 && p.ranks > 1; ++k) {
+      size_t pick = static_cast<size_t>(uniform(rng, 0, static_cast<int>(all.size()) - 1));
+      caps.push_back(PerStage::list(all[pick].peaks));
+    }
+    for (const auto& cap : caps)
+      for (Objective obj : {Objective::Makespan, Objective::MaxSpan}) {
+        Problem q = p;
+        q.memory.cap = cap;
+        q.objective = obj;
+        double best = std::numeric_limits<double>::infinity();
+        for (const Outcome& o : all) {
+          bool fits = true;
+          for (int r = 0; r < q.ranks; ++r)
+            if (cap && o.peaks[static_cast<size_t>(r)] > *q.cap_of(RankId(r))) fits = false;
+          if (fits) best = std::min(best, obj == Objective::Makespan ? o.makespan : o.max_span);
+        }
+        if (!std::isfinite(best)) continue;
+        LowerBound lb = lower_bound(q);
+        if (lb.value == best) ++tight;
+        INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
+                      << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward) << " "
+                      << to_string(obj) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W "
+                      << q.cost.W.at(0) << " comm " << q.cost.comm << " FB "
+                      << (q.cost.FB ? q.cost.FB->at(0) : -1.0) << " cap " << (cap ? cap->at(0) : -1.0) << ": bound "
+                      << lb.value << " from " << lb.reason << ", best of " << all.size() << " schedules " << best);
+        CHECK(lb.value <= best);
+      }
+  }
+  MESSAGE(enumerated << " problems, " << schedules << " schedules, " << tight << " tight bounds");
+  CHECK(enumerated > 150);
+}
