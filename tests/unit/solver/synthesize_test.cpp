@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "ir/json_io.h"
@@ -120,4 +122,39 @@ TEST_CASE("windows (LNS) improve an incumbent when no whole-instance model fits"
   CHECK(verify(*r.schedule).empty());
   // One microbatch at a time takes m * (F + B + W) * pp plus comm; the windows must do far better.
   CHECK(r.objective < 0.8 * r.incumbent_value);
+}
+
+TEST_CASE("durations spanning 12 orders of magnitude: no false optimum (issue 10)") {
+  // The exact grid is one tick (1e-6); the forwards last 1e12 ticks. A 32-bit cast once turned
+  // them negative and Z3 "proved" 22999992.000015 optimal though 13999997.000011 is valid.
+  Problem p;
+  p.ranks = 3;
+  p.microbatches = 6;
+  p.backward = BackwardMode::Split;
+  p.cost.F = PerStage::of(1000000);
+  p.cost.B = PerStage::of(0.000001);
+  p.cost.W = PerStage::of(999999);
+  p.memory.cap = PerStage::of(2);
+  solver::SolveOptions o;
+  o.time_limit_s = 2;
+  o.deterministic = true;
+  o.threads = 1;
+  solver::SolveResult r = solver::synthesize(p, o);
+  REQUIRE(r.schedule.has_value());
+  CHECK(verify(*r.schedule).empty());
+  CHECK(r.lower_bound <= r.objective);
+  CHECK(r.objective <= 13999997.000011 + 1e-6);
+  if (r.status == solver::SolveStatus::Optimal) CHECK(r.lower_bound == r.objective);
+}
+
+TEST_CASE("an infinite time limit in deterministic mode still runs Z3 (issue 10)") {
+  Problem p = grid_problem(4, 8, 1, true, 6);  // examples/solve-zero-bubble-cap.sched: 48, proved
+  for (double limit : {std::numeric_limits<double>::infinity(), 1e15}) {
+    solver::SolveOptions o;
+    o.time_limit_s = limit;
+    o.deterministic = true;
+    solver::SolveResult r = solver::synthesize(p, o);
+    CHECK(r.status == solver::SolveStatus::Optimal);
+    CHECK(r.objective == 48);
+  }
 }

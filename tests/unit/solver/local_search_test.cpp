@@ -1,0 +1,116 @@
+// The local search never returns worse than its start, keeps every schedule valid and within the
+// cap, is deterministic for a seed and budget, and turns a 1F1B start into a better order.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "solver/families/families.h"
+#include "solver/synth/local_search.h"
+#include "solver/synth/synthesize.h"
+#include "tests/common/random_schedule.h"
+
+using namespace schedc;
+using namespace schedc::ir;
+
+namespace {
+
+double objective_of(const Schedule& s) {
+  return simulate(s).timeline->metrics.objective_value(s.problem.objective);
+}
+
+// pp 4, 16 microbatches, split, F = B = 2, W = 1, comm 0.1, the given cap.
+Problem capped_problem(double cap) {
+  Problem p;
+  p.ranks = 4;
+  p.microbatches = 16;
+  p.backward = BackwardMode::Split;
+  p.cost.F = PerStage::of(2);
+  p.cost.B = PerStage::of(2);
+  p.cost.W = PerStage::of(1);
+  p.cost.comm = 0.1;
+  p.memory.cap = PerStage::of(cap);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("local search: valid, within the cap, never worse than its start") {
+  test::Rng rng(31);
+  int improved = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    Problem p = test::random_problem(rng, {4, 6, true});
+    if (test::uniform(rng, 0, 3) == 0) p.objective = Objective::MaxSpan;
+    Schedule start = test::random_valid(p, rng);
+    if (test::uniform(rng, 0, 1)) {
+      auto peaks = peak_memory(start);
+      start.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
+    }
+    REQUIRE(verify(start).empty());
+    solver::LocalSearchOptions o;
+    o.max_evals = 3000;
+    o.seed = static_cast<uint64_t>(trial);
+    solver::LocalSearchStats stats;
+    Schedule out = solver::local_search(start, o, stats);
+    INFO("trial " << trial);
+    REQUIRE(verify(out).empty());
+    double before = objective_of(start), after = objective_of(out);
+    CHECK(after <= before);
+    if (after < before) ++improved;
+    CHECK(stats.evals <= o.max_evals);
+  }
+  CHECK(improved > 50);  // random orders leave a lot to gain
+}
+
+TEST_CASE("local search: the same seed and budget give the same orders") {
+  Problem p;
+  p.ranks = 4;
+  p.microbatches = 12;
+  p.backward = BackwardMode::Split;
+  p.cost.comm = 0.25;
+  p.memory.cap = PerStage::of(5);
+  Diagnostics d;
+  auto start = solver::generate_family("1f1b", p, {}, SourceLoc{}, d);
+  REQUIRE(start.has_value());
+  solver::LocalSearchOptions o;
+  o.max_evals = 20'000;
+  o.seed = 5;
+  solver::LocalSearchStats s1, s2;
+  Schedule a = solver::local_search(*start, o, s1), b = solver::local_search(*start, o, s2);
+  CHECK(a.ranks == b.ranks);
+  CHECK(s1.evals == s2.evals);
+}
+
+TEST_CASE("local search: from 1F1B towards zero bubble under a cap of 2pp") {
+  Problem p = capped_problem(8);
+  Diagnostics d;
+  auto start = solver::generate_family("1f1b", p, {}, SourceLoc{}, d);
+  REQUIRE(start.has_value());
+  solver::LocalSearchOptions o;
+  o.max_evals = 300'000;
+  solver::LocalSearchStats stats;
+  Schedule out = solver::local_search(*start, o, stats);
+  REQUIRE(verify(out).empty());
+  double before = objective_of(*start), after = objective_of(out);
+  INFO("1f1b " << before << ", local search " << after);
+  // 1F1B idles (pp - 1)(F + B) + comm on every rank; W's moved into those gaps recover most of it.
+  CHECK(after < before - 6);
+  CHECK(stats.improved_best[0] + stats.improved_best[1] + stats.improved_best[2] + stats.improved_best[3] > 0);
+}
+
+TEST_CASE("the solve never returns worse than its first incumbent, and names the local search") {
+  Problem p = capped_problem(5);
+  solver::SolveOptions o;
+  o.time_limit_s = 2;
+  o.deterministic = true;
+  o.use_z3 = false;
+  solver::SolveResult r = solver::synthesize(p, o);
+  REQUIRE(r.schedule.has_value());
+  CHECK(verify(*r.schedule).empty());
+  CHECK(r.objective <= r.incumbent_value);
+  CHECK(r.lower_bound <= r.objective);
+  CHECK(r.bound_error.empty());
+  CHECK(r.schedule->provenance.find("\"local_search\"") != std::string::npos);
+}
