@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "ir/schedule.h"
 #include "support/numbers.h"
 
 namespace schedc::ir {
@@ -93,12 +94,12 @@ namespace {
 
 void check_per_stage(const PerStage& v, size_t expected, const char* what, const std::string& field,
                      bool non_negative, std::vector<ProblemError>& out) {
-  // Magnitudes stay below 1e6 so that fixed-point sums over millions of actions fit in int64.
+  // Magnitudes up to 1e15; validate() checks separately that the fixed-point sums fit in int64.
   auto bad = [&](double x) { return !std::isfinite(x) || (non_negative && x < 0) || std::abs(x) > kMaxMagnitude; };
   if (v.is_uniform()) {
     if (bad(v.uniform))
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + field + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e6")) + "..1e6, got `" + format_number(v.uniform) + "`"});
+                     "`" + field + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(v.uniform) + "`"});
     return;
   }
   if (v.values.size() != expected) {
@@ -110,9 +111,47 @@ void check_per_stage(const PerStage& v, size_t expected, const char* what, const
   for (double x : v.values)
     if (bad(x)) {
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + field + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e6")) + "..1e6, got `" + format_number(x) + "`"});
+                     "`" + field + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(x) + "`"});
       return;
     }
+}
+
+// The simulator times in ticks of 1 / time_scale and counts memory in units of 1 / memory_scale
+// (the finest decimal any value needs, at most 1e-6), in int64: every sum must stay below
+// kMaxFixedSum. Sums bounded from the problem alone: every start and end is at most the total of
+// all durations and lags; a rank's memory prefix sums at most the total of its deltas' magnitudes.
+void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
+  const int32_t S = p.num_stages();
+  const auto m = static_cast<long double>(p.microbatches);
+  long double time = 0;
+  std::vector<long double> memory(static_cast<size_t>(p.ranks), 0);
+  for (int32_t s = 0; s < S; ++s) {
+    auto i = static_cast<size_t>(s);
+    long double per = static_cast<long double>(p.cost.F.at(i)) + p.cost.B.at(i) + p.cost.W.at(i) + 3.0L * p.cost.comm;
+    if (p.cost.FB) per += p.cost.FB->at(i);
+    time += m * per;
+    long double mem = std::abs(static_cast<long double>(p.memory.F.at(i))) + std::abs(p.memory.B.at(i)) +
+                      std::abs(p.memory.W.at(i));
+    for (int32_t d = 0; d < p.num_directions(); ++d) memory[p.rank_of(d, StageId(s)).index()] += m * mem;
+  }
+  const auto limit = static_cast<long double>(kMaxFixedSum);
+  const auto tscale = static_cast<long double>(time_scale(p)), mscale = static_cast<long double>(memory_scale(p));
+  if (time * tscale > limit)
+    out.push_back({"cost.F", DiagKind::OutOfRange,
+                   "the costs are too large for exact timing: all durations and comm lags add up to " +
+                       format_number(static_cast<double>(time)) + " time units at a resolution of " +
+                       format_number(1.0 / static_cast<double>(tscale)) + ", more than " +
+                       format_number(static_cast<double>(limit / tscale)) + "; use a coarser unit or fewer decimals"});
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    long double sum = memory[static_cast<size_t>(r)] + (p.cap_of(RankId(r)) ? static_cast<long double>(*p.cap_of(RankId(r))) : 0.0L);
+    if (sum * mscale <= limit) continue;
+    out.push_back({"memory.F", DiagKind::OutOfRange,
+                   "the memory values are too large for exact accounting: rank " + std::to_string(r) +
+                       "'s deltas add up to " + format_number(static_cast<double>(sum)) + " at a resolution of " +
+                       format_number(1.0 / static_cast<double>(mscale)) + ", more than " +
+                       format_number(static_cast<double>(limit / mscale)) + "; use a coarser unit or fewer decimals"});
+    break;
+  }
 }
 
 }  // namespace
@@ -183,11 +222,12 @@ std::vector<ProblemError> validate(const Problem& p) {
   if (p.cost.FB) check_per_stage(*p.cost.FB, stages, "stage", "cost.FB", true, out);
   if (!std::isfinite(p.cost.comm) || p.cost.comm < 0 || p.cost.comm > kMaxMagnitude)
     out.push_back({"cost.comm", DiagKind::OutOfRange,
-                   "`cost.comm` must be a number in 0..1e6, got `" + format_number(p.cost.comm) + "`"});
+                   "`cost.comm` must be a number in 0..1e15, got `" + format_number(p.cost.comm) + "`"});
   check_per_stage(p.memory.F, stages, "stage", "memory.F", false, out);
   check_per_stage(p.memory.B, stages, "stage", "memory.B", false, out);
   check_per_stage(p.memory.W, stages, "stage", "memory.W", false, out);
   if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", "memory.cap", true, out);
+  if (out.empty()) check_fixed_point_sums(p, out);
   return out;
 }
 

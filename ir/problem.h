@@ -109,7 +109,11 @@ inline constexpr int32_t kMaxRanks = 1024;
 inline constexpr int32_t kMaxStagesPerRank = 64;
 inline constexpr int32_t kMaxMicrobatches = 65536;
 inline constexpr int64_t kMaxActions = 4'000'000;
-/// Largest magnitude of a cost or memory value.
-inline constexpr double kMaxMagnitude = 1e6;
+/// Largest magnitude of a cost or memory value (bytes and nanoseconds of real models fit).
+inline constexpr double kMaxMagnitude = 1e15;
+/// Largest fixed-point sum the simulator, verifier and solver form: every start and end (the sum
+/// of all durations and comm lags), and every rank's memory prefix sums. Three of them add up
+/// without overflowing int64; validate() refuses problems whose sums could exceed it.
+inline constexpr int64_t kMaxFixedSum = int64_t{1} << 60;
 
 }  // namespace schedc::ir

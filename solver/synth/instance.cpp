@@ -74,6 +74,24 @@ int64_t exact_grid(const ir::Problem& p) {
   return g == 0 ? 1 : g;
 }
 
+void normalize_memory(Instance& inst) {
+  int64_t g = 0;
+  for (int64_t d : inst.mem) g = std::gcd(g, d < 0 ? -d : d);
+  if (g > 1) {
+    for (int64_t& d : inst.mem) d /= g;
+    for (int64_t& c : inst.cap)
+      if (c >= 0) c /= g;  // floor: prefix sums are multiples of g
+    inst.memory_unit *= g;
+  }
+  // The encoding sums a rank's deltas against its cap in 32-bit coefficients.
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() / 2;
+  std::vector<int64_t> total(inst.cap.size(), 0);
+  for (size_t i = 0; i < inst.size(); ++i) total[static_cast<size_t>(inst.rank[i])] += inst.mem[i] < 0 ? -inst.mem[i] : inst.mem[i];
+  inst.memory_fits_pb = true;
+  for (size_t r = 0; r < inst.cap.size(); ++r)
+    if (inst.cap[r] >= 0 && (total[r] > kLimit || inst.cap[r] > kLimit)) inst.memory_fits_pb = false;
+}
+
 int64_t fitting_grid(const ir::Problem& p, int64_t grid) {
   // Every start and end of a valid schedule is at most the total work plus one comm lag per
   // dependency (the sequential schedule); heads, tails and the SAT horizon are below that too.
@@ -170,6 +188,7 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
   inst.cap.assign(static_cast<size_t>(p.ranks), -1);
   for (int32_t r = 0; r < p.ranks; ++r)
     if (auto c = p.cap_of(ir::RankId(r))) inst.cap[static_cast<size_t>(r)] = ir::to_fixed(*c, inst.memory_scale);
+  normalize_memory(inst);
   if (o.symmetry && o.memory_edges) add_memory_edges(inst);
   bool acyclic = compute_heads_tails(inst);
   assert(acyclic && "the dependency graph of a problem is acyclic");

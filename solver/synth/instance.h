@@ -31,7 +31,12 @@ struct Instance {
   std::vector<int64_t> mem;  // memory delta at memory_scale
   std::vector<std::vector<Edge>> succ, pred;
   std::vector<std::vector<int32_t>> on_rank;
-  std::vector<int64_t> cap;  // per rank at memory_scale; -1 = unlimited
+  std::vector<int64_t> cap;  // per rank at memory_scale, divided by memory_unit; -1 = unlimited
+  /// Memory deltas and caps are in units of this many memory-scale units (their gcd), so that the
+  /// SAT model's pseudo-Boolean coefficients stay small.
+  int64_t memory_unit = 1;
+  /// False when a rank's memory values still exceed 32 bits: no SAT model can encode the cap.
+  bool memory_fits_pb = true;
 
   std::vector<int32_t> head, tail;  // in steps, over all edges
   /// Optional lower bounds on heads and tails that the edges do not imply (release and delivery
@@ -63,6 +68,10 @@ int64_t exact_grid(const ir::Problem& p);
 /// The smallest multiple of `grid` at which every duration, lag and every sum of them along a
 /// schedule stays below 2^30 steps, so that heads, tails and horizons fit int32_t.
 int64_t fitting_grid(const ir::Problem& p, int64_t grid);
+
+/// Divides memory deltas and caps by the gcd of the deltas (exact: every prefix sum is a multiple
+/// of it, so a cap may be rounded down to one) and sets memory_fits_pb.
+void normalize_memory(Instance& inst);
 
 /// Recomputes heads and tails (after edges were added). Returns false on a cycle.
 bool compute_heads_tails(Instance& inst);

@@ -243,6 +243,8 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
     sub.delivery[k] = std::max(sub.delivery[k], horizon - latest - sub.dur[k]);
   }
   if (!compute_heads_tails(sub)) return std::nullopt;
+  normalize_memory(sub);
+  if (!sub.memory_fits_pb) return std::nullopt;
   int64_t literals = 0;
   for (size_t k = 0; k < n; ++k) literals += 2 * std::max(0, horizon - sub.dur[k] - sub.tail[k] - sub.head[k]);
   if (literals > max_literals) return std::nullopt;

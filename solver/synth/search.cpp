@@ -313,6 +313,10 @@ void Search::z3_search() {
     method_ = "incumbent (no SAT model fits the size budget)";
     return;
   }
+  if (!inst->memory_fits_pb) {
+    method_ = "incumbent (the memory values exceed the SAT model's 32-bit coefficients)";
+    return;
+  }
   complete = complete && inst->exact;
   method_ = complete ? "time-indexed SAT, exact" : "time-indexed SAT, grid " + format_number(double(grid) / double(scale));
 

@@ -71,7 +71,7 @@ std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std
   auto spec = frontend::parse_spec(again, file, diags);
   if (!spec) {
     s.diags.error(DiagKind::OutOfRange, SourceLoc{in.file, 0, 0},
-                  "the measured costs do not fit in the spec (the language allows 0..1e6 per value), so it was not "
+                  "the measured costs do not fit in the spec (the language allows 0..1e15 per value), so it was not "
                   "changed:\n" +
                       diags.str());
     return std::nullopt;

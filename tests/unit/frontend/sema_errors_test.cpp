@@ -146,11 +146,16 @@ TEST_CASE("sema errors: values and ranges (ir::validate mapped to the value)") {
        "`stage_to_rank` needs one rank per stage (4), got 3", 4, 17},
       {HEAD "placement = custom\nstage_to_rank = [0, 1, 2, 4]", DiagKind::OutOfRange,
        "`stage_to_rank` entries must be ranks in 0..3, got `4`", 4, 17},
-      {HEAD "cost { F = -1 }", DiagKind::OutOfRange, "`cost.F` must be a number in 0..1e6, got `-1`", 3, 12},
+      {HEAD "cost { F = -1 }", DiagKind::OutOfRange, "`cost.F` must be a number in 0..1e15, got `-1`", 3, 12},
       {HEAD "cost { W = [1, 1, 1] }", DiagKind::BadValue, "`cost.W` needs one value per stage (4), got 3", 3, 12},
       {HEAD "memory { cap = [4, 4] }", DiagKind::BadValue, "`memory.cap` needs one value per rank (4), got 2", 3, 16},
-      {HEAD "cost { comm = 2e6 }", DiagKind::OutOfRange, "`cost.comm` must be a number in 0..1e6, got `2e+06`", 3,
+      {HEAD "cost { comm = 2e16 }", DiagKind::OutOfRange, "`cost.comm` must be a number in 0..1e15, got `2e+16`", 3,
        15},
+      // Values of real magnitude are accepted, unless the simulator's fixed-point sums could overflow.
+      {HEAD "cost { F = 1e15  comm = 0.25 }", DiagKind::OutOfRange,
+       "the costs are too large for exact timing: all durations and comm lags add up to 32000000000000088 time "
+       "units at a resolution of 0.01, more than 11529215046068470; use a coarser unit or fewer decimals",
+       3, 12},
       {HEAD "schedule = explicitly { }", DiagKind::BadValue,
        "unknown schedule source `explicitly`, expected `explicit { ... }`, `family NAME` or `solve`; did you mean "
        "`explicit`?",

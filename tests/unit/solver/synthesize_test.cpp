@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -157,4 +158,33 @@ TEST_CASE("an infinite time limit in deterministic mode still runs Z3 (issue 10)
     CHECK(r.status == solver::SolveStatus::Optimal);
     CHECK(r.objective == 48);
   }
+}
+
+TEST_CASE("the Zero Bubble paper's 1.5B, m = 32 row in its own units, cap 2p M_B: below ZB-2p's rate") {
+  // Costs in ms and memory in the paper's activation units (values above the old 1e6 limit).
+  Problem p;
+  p.ranks = 8;
+  p.microbatches = 32;
+  p.backward = BackwardMode::Split;
+  p.objective = Objective::MaxSpan;
+  p.cost.F = PerStage::of(18.513);
+  p.cost.B = PerStage::of(18.086);
+  p.cost.W = PerStage::of(9.331);
+  p.cost.comm = 0.626;
+  p.memory.F = PerStage::of(201216);
+  p.memory.B = PerStage::of(73728 - 201216);
+  p.memory.W = PerStage::of(-73728);
+  p.memory.cap = PerStage::of(2 * 8 * 201216);
+  REQUIRE(validate(p).empty());
+  solver::SolveOptions o;
+  o.time_limit_s = 2;
+  o.deterministic = true;
+  o.threads = 1;
+  solver::SolveResult r = solver::synthesize(p, o);
+  REQUIRE(r.schedule.has_value());
+  CHECK(verify(*r.schedule).empty());
+  Metrics m = simulate(*r.schedule).timeline->metrics;
+  CHECK(m.span_bubble_rate < 0.0039);  // the paper's ZB-2p
+  CHECK(*std::max_element(m.peak_memory.begin(), m.peak_memory.end()) <= 2 * 8 * 201216);
+  CHECK(r.lower_bound <= r.objective);
 }
