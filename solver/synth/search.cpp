@@ -146,6 +146,8 @@ class Search {
   const SolveOptions& o_;
   Clock::time_point start_;
   std::optional<Candidate> best_;
+  /// The best schedule without overlapped units: the local search's start when best_ has them.
+  std::optional<Candidate> best_plain_;
   std::string first_incumbent_;
   double first_incumbent_value_ = 0;
   double lower_ = 0;
@@ -173,6 +175,7 @@ void Search::offer(ir::Schedule s, const std::string& name) {
   if (!sim.timeline) return;
   double v = sim.timeline->metrics.objective_value(p_.objective);
   if (v < lower_ - 1e-9 * std::max(1.0, lower_)) drop_bound(v, name);
+  if (!s.has_overlap() && (!best_plain_ || v < best_plain_->value)) best_plain_ = Candidate{s, v, name};
   if (best_ && v >= best_->value) return;
   best_ = Candidate{std::move(s), v, name};
   progress();
@@ -457,7 +460,7 @@ void Search::lns() {
 // The order-space local search from the best schedule, for `share` of what is left of the budget
 // (a share of the evaluation budget in deterministic mode), until the bound is met.
 void Search::local(double share) {
-  if (best_->schedule.has_overlap() || best_->value <= lower_ + 1e-9) return;
+  if (!best_plain_ || best_->value <= lower_ + 1e-9) return;
   const int64_t scale = ir::time_scale(p_);
   LocalSearchOptions lo;
   lo.seed = static_cast<uint64_t>(++local_runs_);
@@ -481,7 +484,7 @@ void Search::local(double share) {
     LocalSearchOptions mine = lo;
     mine.seed = lo.seed * 1000 + k;
     if (o_.deterministic) mine.max_evals = lo.max_evals / threads;
-    found[k] = local_search(best_->schedule, mine, stats[k]);
+    found[k] = local_search(best_plain_->schedule, mine, stats[k]);
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < threads; ++k) pool.emplace_back(chain, k);
