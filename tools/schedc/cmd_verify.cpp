@@ -1,11 +1,16 @@
-// `schedc verify SPEC|SCHEDULE.json`: the schedule is valid and the spec's `expect` clauses hold.
+// `schedc verify SPEC|SCHEDULE.json [--optimal]`: the schedule is valid and the spec's `expect`
+// clauses hold; with --optimal, its provenance's optimality claim is re-derived from the problem.
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "ir/expect.h"
+#include "ir/json_io.h"
 #include "solver/families/families.h"
+#include "solver/synth/prove.h"
 #include "support/numbers.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
@@ -60,15 +65,97 @@ bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& 
   return ok;
 }
 
+// What the schedule's provenance claims, and where: a schedule JSON's own `provenance` (which
+// reading otherwise ignores), or the one the solver just wrote for a spec's `schedule = solve`.
+struct Claim {
+  nlohmann::json provenance;  // an object, or null when there is none
+  SourceLoc loc;              // of `status` (of the schedule source for a spec)
+  SourceLoc objective_loc;
+};
+
+Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
+  Claim c;
+  if (in.kind == Input::Kind::ScheduleJson) {
+    auto doc = nlohmann::json::parse(s.sources.text(in.file), nullptr, false);
+    if (doc.is_object() && doc.contains("provenance")) c.provenance = doc["provenance"];
+    c.loc = ir::locate_json(s.sources, in.file, "/provenance/status");
+    c.objective_loc = ir::locate_json(s.sources, in.file, "/provenance/objective");
+    return c;
+  }
+  if (!sched.provenance.empty()) c.provenance = nlohmann::json::parse(sched.provenance, nullptr, false);
+  c.loc = in.spec.schedule.loc.has_file() ? in.spec.schedule.loc : SourceLoc{in.file, 0, 0};
+  c.objective_loc = c.loc;
+  return c;
+}
+
+// --optimal: re-derives the claim. Returns the exit code; on success `argument` says what holds.
+int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
+                        const ScheduleFlags& flags, std::string* argument) {
+  Claim c = read_claim(s, in, sched);
+  const nlohmann::json& prov = c.provenance;
+  std::string status = prov.is_object() && prov.contains("status") && prov["status"].is_string()
+                           ? prov["status"].get<std::string>()
+                           : "";
+  if (status != "optimal") {
+    std::string source = prov.is_object() && prov.contains("source") && prov["source"].is_string()
+                             ? prov["source"].get<std::string>()
+                             : "";
+    std::string seen = !status.empty()  ? "the provenance's status is " + backtick(status) + ", not `optimal`"
+                       : !source.empty() ? "the schedule's source is " + backtick(source) + ", which claims nothing"
+                                         : "the schedule carries no provenance";
+    s.diags.error(DiagKind::ExpectFailed, c.loc,
+                  "no optimality claim to check: " + seen + " (only `schedule = solve` claims optimality)");
+    return kInputError;
+  }
+  // The claim is about this schedule: its objective must be the one claimed.
+  const double objective = metrics.objective_value(sched.problem.objective);
+  if (prov.contains("objective") && prov["objective"].is_number()) {
+    double claimed = prov["objective"].get<double>();
+    if (std::abs(claimed - objective) > 1e-9 * std::max(1.0, std::abs(objective))) {
+      s.diags.error(DiagKind::ExpectFailed, c.objective_loc,
+                    "the provenance claims an optimal objective of " + backtick(format_number(claimed)) +
+                        ", but the schedule's is " + backtick(format_number(objective)));
+      return kInputError;
+    }
+  }
+  solver::ProveOptions o;
+  if (flags.time_limit) {
+    if (!(*flags.time_limit > 0)) throw CommandLineError{"--time-limit must be a positive number of seconds"};
+    o.time_limit_s = *flags.time_limit;
+  }
+  // Only a claim that came from the exact model may be re-derived by it; any claim by the bound.
+  std::string method = prov.contains("method") && prov["method"].is_string() ? prov["method"].get<std::string>() : "";
+  o.use_z3 = method.rfind("time-indexed SAT, exact", 0) == 0;
+  solver::ProofCheck r = solver::prove_optimal(sched, o);
+  if (r.verdict == solver::ProofVerdict::Internal) {
+    s.diags.error(DiagKind::Internal, c.loc, "cannot check the optimality claim: " + r.message);
+    return kInternalError;
+  }
+  if (r.verdict == solver::ProofVerdict::Refuted) {
+    s.diags.error(DiagKind::ExpectFailed, c.loc, "the optimality claim does not hold: " + r.message);
+    return kInputError;
+  }
+  if (r.verdict == solver::ProofVerdict::Unknown) {
+    s.diags.error(DiagKind::ExpectFailed, c.loc, "cannot re-derive the optimality claim: " + r.message);
+    return kInputError;
+  }
+  *argument = r.message;
+  return kOk;
+}
+
 }  // namespace
 
 void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
     ScheduleArgs args;
+    bool optimal = false;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
   opts->args.add_to(*cmd);
+  cmd->add_flag("--optimal", opts->optimal,
+                "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
+                "(limited by --time-limit, default 60 s)");
   cmd->callback([opts, &rc] {
     Session s;
     if (opts->args.path.empty()) throw CommandLineError{"verify: give a .sched spec or a schedule .json"};
@@ -86,6 +173,14 @@ void add_verify_command(CLI::App& app, int& rc) {
       rc = s.finish(kInputError);
       return;
     }
+    std::string argument;
+    if (opts->optimal) {
+      int code = check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument);
+      if (code != kOk) {
+        rc = s.finish(code);
+        return;
+      }
+    }
     const ir::Metrics& m = t.metrics;
     double peak = 0;
     for (double v : m.peak_memory) peak = std::max(peak, v);
@@ -94,6 +189,7 @@ void add_verify_command(CLI::App& app, int& rc) {
     if (!in->spec.expect.empty())
       std::cout << "; " << in->spec.expect.size() << (in->spec.expect.size() == 1 ? " expectation holds" : " expectations hold");
     std::cout << "\n";
+    if (opts->optimal) std::cout << opts->args.path << ": ok: optimal claim holds: " << argument << "\n";
     rc = s.finish(kOk);
   });
 }
