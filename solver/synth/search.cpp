@@ -23,6 +23,7 @@
 #include "solver/synth/instance.h"
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
+#include "solver/synth/prove.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -265,16 +266,10 @@ int64_t estimate_literals(const Instance& inst, int32_t horizon) {
 
 void Search::z3_search() {
   const bool makespan = p_.objective == ir::Objective::Makespan;
-  // Proofs need an exact, complete model: exact grid, and a split form that dominates a mixed
-  // problem's fused choice (B frees memory and B + W frees what F took), no cheaper overlapped units.
-  bool complete = makespan;
-  if (p_.backward == ir::BackwardMode::Mixed)
-    for (int32_t s = 0; s < p_.num_stages(); ++s) {
-      auto i = static_cast<size_t>(s);
-      if (p_.memory.B.at(i) > 0 || std::abs(p_.memory.B.at(i) + p_.memory.W.at(i) + p_.memory.F.at(i)) > 1e-12)
-        complete = false;
-    }
-  if (p_.cost.FB) complete = false;
+  // Proofs need an exact, complete model (one rule, shared with `verify --optimal`): the exact
+  // grid, split orders that dominate a mixed problem's fused choice, no cheaper overlapped units,
+  // and costs in whole ticks (else a unit or a mixed BW may last a tick less than the model says).
+  bool complete = exact_model_complete(p_, nullptr);
   if (const char* extra = std::getenv("SCHEDC_Z3_PARAMS")) {  // experiments only: k=v,k=v
     std::stringstream ss(extra);
     std::string kv;
