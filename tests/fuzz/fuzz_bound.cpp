@@ -1,0 +1,257 @@
+// libFuzzer target: the bytes decode into a small problem (1-4 ranks, 1-4 stages per rank on every
+// placement that allows it, 1-8 microbatches, both directions, every backward mode, costs from a
+// few profiles including 0, 1e-6 and 1e6, optional FB below or above the sums, comm, memory deltas
+// of either sign, uniform or per-rank caps, both objectives). Problems ir::validate rejects are
+// skipped. Every schedule schedc can make for it (each family, the greedy variants, a few random
+// valid orders with and without overlapped units) is verified and simulated, and ir::lower_bound
+// must not be above any valid one's objective (docs/solver.md section 1: the bound is a proof).
+// A violation prints the problem and the schedule as JSON on stderr and aborts.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ir/json_io.h"
+#include "ir/lower_bound.h"
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "solver/families/families.h"
+#include "solver/synth/greedy.h"
+#include "solver/synth/instance.h"
+#include "tests/common/random_schedule.h"
+
+namespace {
+
+using namespace schedc;
+using namespace schedc::ir;
+
+// Reads the input a byte at a time; past its end every byte is 0 (so short inputs are the
+// simplest problems).
+class Bytes {
+ public:
+  Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  int pick(int n) { return static_cast<int>(next() % static_cast<unsigned>(n)); }
+  template <size_t N>
+  double from(const double (&table)[N]) {
+    return table[static_cast<size_t>(pick(static_cast<int>(N)))];
+  }
+  uint32_t seed() {
+    uint32_t h = 2166136261u;
+    for (size_t i = pos_; i < size_; ++i) h = (h ^ data_[i]) * 16777619u;
+    return h;
+  }
+
+ private:
+  uint8_t next() { return pos_ < size_ ? data_[pos_++] : 0; }
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// Profiles: small integers and halves, then the extremes the model allows.
+constexpr double kCosts[] = {1, 2, 0.5, 3, 0, 1e-6, 1e6, 0.1, 1.5, 4, 2.5, 1e-3, 7, 1e5, 0.3, 1};
+constexpr double kComm[] = {0, 0.1, 0.5, 1, 1e-6, 2, 1e6, 0.25};
+constexpr double kFbFactor[] = {0, 0.3, 0.5, 0.6, 0.75, 0.9, 1, 1.1, 1.5, 2};
+constexpr double kMemF[] = {1, 0.5, 2, 0, 1e-6, 1e6, 3, 1};
+constexpr double kMemB[] = {-0.5, 0, -1, 0.5, -2, -1e-6, 1, -0.25};
+constexpr double kMemW[] = {-0.5, -1, 0, 0.5, -2, 1, -0.25, -1e6};
+constexpr double kCapFrac[] = {0, 0.5, 0.25, 0.75};
+
+PerStage costs(Bytes& in, int stages, const double (&table)[16]) {
+  if (in.pick(3) != 0) return PerStage::of(in.from(table));
+  std::vector<double> v;
+  for (int s = 0; s < stages; ++s) v.push_back(in.from(table));
+  return PerStage::list(v);
+}
+
+Problem decode(Bytes& in) {
+  Problem p;
+  p.ranks = 1 + in.pick(4);
+  switch (in.pick(3)) {
+    case 0: p.placement = PlacementKind::Looped, p.stages_per_rank = 1 + in.pick(4); break;
+    case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
+    default: p.placement = PlacementKind::Wave, p.stages_per_rank = 2 + in.pick(3); break;
+  }
+  p.direction = in.pick(4) == 0 ? Direction::Bidirectional : Direction::Single;
+  p.microbatches = p.direction == Direction::Bidirectional ? 2 * (1 + in.pick(4)) : 1 + in.pick(8);
+  p.backward = static_cast<BackwardMode>(in.pick(3));
+  const int S = p.num_stages();
+  p.cost.F = costs(in, S, kCosts);
+  p.cost.B = costs(in, S, kCosts);
+  p.cost.W = costs(in, S, kCosts);
+  p.cost.comm = in.from(kComm);
+  // FB relative to what a unit competes with: F + B, or F + B + W (a BW), scaled below or above.
+  if (int fb = in.pick(4); fb != 0) {
+    const bool with_w = in.pick(2) == 1;
+    auto fb_of = [&](int s) {
+      auto i = static_cast<size_t>(s);
+      double base = p.cost.F.at(i) + p.cost.B.at(i) + (with_w ? p.cost.W.at(i) : 0);
+      return std::min(in.from(kFbFactor) * base, kMaxMagnitude);
+    };
+    if (fb == 1) {
+      p.cost.FB = PerStage::of(fb_of(0));
+    } else {
+      std::vector<double> v;
+      for (int s = 0; s < S; ++s) v.push_back(fb_of(s));
+      p.cost.FB = PerStage::list(v);
+    }
+  }
+  p.memory.F = in.pick(4) == 0 ? costs(in, S, kCosts) : PerStage::of(in.from(kMemF));
+  p.memory.B = PerStage::of(in.from(kMemB));
+  p.memory.W = PerStage::of(in.from(kMemW));
+  // Caps in units of the largest forward activation, so that they bind without being infeasible.
+  const double unit = std::max(p.memory.F.max(), 1e-6);
+  auto cap_value = [&] { return unit * (1 + in.pick(8) + in.from(kCapFrac)); };
+  switch (in.pick(4)) {
+    case 0: break;
+    case 1: p.memory.cap = PerStage::of(cap_value()); break;
+    case 2: {
+      std::vector<double> v;
+      for (int r = 0; r < p.ranks; ++r) v.push_back(cap_value());
+      p.memory.cap = PerStage::list(v);
+      break;
+    }
+    default: p.memory.cap = PerStage::of(unit * p.ranks); break;
+  }
+  if (in.pick(4) == 0) p.objective = Objective::MaxSpan;
+  return p;
+}
+
+[[noreturn]] void report(const char* what, const std::string& name, const Schedule& s, const LowerBound* lb,
+                         double value) {
+  std::fprintf(stderr, "fuzz_bound: %s: %s\nproblem: %s\n", what, name.c_str(), problem_json(s.problem).c_str());
+  if (lb) std::fprintf(stderr, "bound %.17g (%s), objective %.17g\n", lb->value, lb->reason.c_str(), value);
+  std::fprintf(stderr, "%s\n", write_schedule_json(s, nullptr).c_str());
+  std::abort();
+}
+
+// Verified schedules must simulate, and none may beat the bound (compared in ticks, exactly as the
+// bound is computed). Schedules seen before (greedy variants often agree) are skipped.
+class Checker {
+ public:
+  explicit Checker(const LowerBound& lb) : lb_(lb) {}
+
+  void operator()(const Schedule& s, const std::string& name, bool must_be_valid) {
+    const auto& units = s.has_overlap() ? s.overlap : kNoUnits;
+    for (const auto& [ranks, overlap] : seen_)
+      if (ranks == s.ranks && overlap == units) return;
+    seen_.emplace_back(s.ranks, units);
+    if (!verify(s).empty()) {
+      if (must_be_valid) report("a family returned a schedule that ir::verify rejects", name, s, nullptr, 0);
+      return;
+    }
+    SimResult sim = simulate(s);
+    if (!sim.timeline) report("a verified schedule deadlocks in simulation", name, s, nullptr, 0);
+    const double value = sim.timeline->metrics.objective_value(s.problem.objective);
+    const int64_t scale = time_scale(s.problem);
+    if (!std::isfinite(lb_.value) || lb_.value < 0 || to_fixed(lb_.value, scale) > to_fixed(value, scale))
+      report("the lower bound is above a valid schedule's objective", name, s, &lb_, value);
+  }
+
+ private:
+  inline static const std::vector<std::vector<int32_t>> kNoUnits;
+  const LowerBound& lb_;
+  std::vector<std::pair<std::vector<std::vector<Action>>, std::vector<std::vector<int32_t>>>> seen_;
+};
+
+// A random valid order (a random topological order dealt out to the owning ranks), each backward
+// of a mixed problem fused or split at random; with `pair_percent`, a dealt F or B/BW is often
+// followed on its rank by a ready action of the other sort (a candidate overlapped unit). The
+// same as tests/common's random_order, in linear time: that one keeps a map and rescans every
+// action per step, which took 40% of an execution.
+Schedule random_order(const Problem& p, test::Rng& rng, int pair_percent) {
+  Schedule s;
+  s.problem = p;
+  s.ranks.assign(static_cast<size_t>(p.ranks), {});
+  std::vector<Action> all;
+  for (int32_t mb = 0; mb < p.microbatches; ++mb)
+    for (int32_t st = 0; st < p.num_stages(); ++st) {
+      all.push_back(F(mb, st));
+      bool fused = p.backward == BackwardMode::Fused || (p.backward == BackwardMode::Mixed && test::uniform(rng, 0, 1));
+      if (fused) {
+        all.push_back(BW(mb, st));
+      } else {
+        all.push_back(B(mb, st));
+        all.push_back(W(mb, st));
+      }
+    }
+  Schedule members = s;  // every action once, so that dependencies() sees the backward forms
+  members.ranks[0] = all;
+  const ScheduleIndex index(members);
+  std::vector<int32_t> waiting(num_action_slots(p), 0);
+  std::vector<std::vector<Action>> users(num_action_slots(p));
+  std::vector<Action> ready;
+  for (Action a : all) {
+    auto deps = dependencies(p, a, index);
+    for (Action d : deps) users[action_id(p, d).index()].push_back(a);
+    waiting[action_id(p, a).index()] = static_cast<int32_t>(deps.size());
+  }
+  for (Action a : all)
+    if (waiting[action_id(p, a).index()] == 0) ready.push_back(a);
+  auto deal = [&](size_t i) {
+    Action a = ready[i];
+    ready[i] = ready.back();
+    ready.pop_back();
+    s.ranks[rank_of(p, a).index()].push_back(a);
+    for (Action u : users[action_id(p, a).index()])
+      if (--waiting[action_id(p, u).index()] == 0) ready.push_back(u);
+    return a;
+  };
+  while (!ready.empty()) {
+    Action a = deal(static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(ready.size()) - 1)));
+    if (pair_percent <= 0 || a.kind == ActionKind::W || test::uniform(rng, 1, 100) > pair_percent) continue;
+    std::vector<size_t> partners;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      Action b = ready[i];
+      bool other_sort = a.kind == ActionKind::F ? is_backward(b.kind) : b.kind == ActionKind::F;
+      if (other_sort && b.mb != a.mb && rank_of(p, b) == rank_of(p, a)) partners.push_back(i);
+    }
+    if (!partners.empty()) deal(partners[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(partners.size()) - 1))]);
+  }
+  return s;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Bytes in(data, size);
+  const Problem p = decode(in);
+  if (!validate(p).empty()) return 0;
+  const LowerBound lb = lower_bound(p);
+  Checker check(lb);
+
+  for (const solver::FamilyInfo& f : solver::families()) {
+    Diagnostics scratch;
+    if (auto s = solver::generate_family(f.name, p, {}, SourceLoc{}, scratch)) check(*s, f.name, true);
+  }
+
+  const solver::Instance inst = solver::build_instance(p, {0, /*symmetry=*/false});
+  std::vector<solver::GreedyVariant> variants = solver::greedy_variants(inst);
+  // Zero Bubble rules with parameters from the input (solver::zb_variants builds ~350 and
+  // deduplicates them by name, which would dominate the cost of an execution).
+  for (int k = 0; k < 3; ++k) {
+    solver::GreedyVariant v;
+    v.zb = true;
+    v.tol_f = in.pick(4) - 1;
+    v.tol_w = in.pick(4) - 1;
+    const int limit = in.pick(3);
+    if (limit == 1) v.inflight_base = 1 + in.pick(3 * p.ranks * p.stages_per_rank), v.inflight_slope = 0.5 * in.pick(6);
+    if (limit == 2) v.timed_warmup = in.pick(3);
+    variants.push_back(v);
+  }
+  for (const solver::GreedyVariant& v : variants)
+    if (auto orders = solver::greedy_orders(inst, v)) check(solver::to_schedule(inst, *orders), v.name(), false);
+
+  // Random valid orders reach what no heuristic builds: mixed BW choices, overlapped units.
+  test::Rng rng(in.seed());
+  check(random_order(p, rng, 0), "random", false);
+  Schedule paired = random_order(p, rng, 60);
+  test::add_random_overlap(paired, rng);
+  check(paired, "random with overlapped units", false);
+  return 0;
+}
