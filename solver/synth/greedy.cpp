@@ -83,11 +83,14 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
         v.timed_warmup = l.warm;
         out.push_back(v);
       }
-  // Drop repeats (equal tolerances when durations are tiny).
+  // Drop repeats (equal tolerances when durations are tiny, equal limits on small pipelines).
+  auto same = [](const GreedyVariant& a, const GreedyVariant& b) {
+    return a.tol_f == b.tol_f && a.tol_w == b.tol_w && a.timed_warmup == b.timed_warmup &&
+           (a.timed_warmup >= 0 || (a.inflight_base == b.inflight_base && a.inflight_slope == b.inflight_slope));
+  };
   std::vector<GreedyVariant> unique;
   for (const GreedyVariant& v : out)
-    if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return u.name() == v.name(); }))
-      unique.push_back(v);
+    if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return same(u, v); })) unique.push_back(v);
   return unique;
 }
 
