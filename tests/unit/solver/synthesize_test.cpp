@@ -19,6 +19,15 @@ using namespace schedc::ir;
 
 namespace {
 
+// A deterministic solve on one thread: the same result on every machine.
+solver::SolveResult solve_deterministic(const Problem& p, double seconds) {
+  solver::SolveOptions o;
+  o.time_limit_s = seconds;
+  o.deterministic = true;
+  o.threads = 1;
+  return solver::synthesize(p, o);
+}
+
 Problem grid_problem(int pp, int m, int vpp, bool unequal, double cap) {
   Problem p;
   p.ranks = pp;
@@ -136,11 +145,7 @@ TEST_CASE("durations spanning 12 orders of magnitude: no false optimum (issue 10
   p.cost.B = PerStage::of(0.000001);
   p.cost.W = PerStage::of(999999);
   p.memory.cap = PerStage::of(2);
-  solver::SolveOptions o;
-  o.time_limit_s = 2;
-  o.deterministic = true;
-  o.threads = 1;
-  solver::SolveResult r = solver::synthesize(p, o);
+  solver::SolveResult r = solve_deterministic(p, 2);
   REQUIRE(r.schedule.has_value());
   CHECK(verify(*r.schedule).empty());
   CHECK(r.lower_bound <= r.objective);
@@ -176,11 +181,7 @@ TEST_CASE("the Zero Bubble paper's 1.5B, m = 32 row in its own units, cap 2p M_B
   p.memory.W = PerStage::of(-73728);
   p.memory.cap = PerStage::of(2 * 8 * 201216);
   REQUIRE(validate(p).empty());
-  solver::SolveOptions o;
-  o.time_limit_s = 2;
-  o.deterministic = true;
-  o.threads = 1;
-  solver::SolveResult r = solver::synthesize(p, o);
+  solver::SolveResult r = solve_deterministic(p, 2);
   REQUIRE(r.schedule.has_value());
   CHECK(verify(*r.schedule).empty());
   Metrics m = simulate(*r.schedule).timeline->metrics;
@@ -200,11 +201,7 @@ TEST_CASE("costs that are not whole ticks: the exact model claims nothing (found
     p.cost.F = PerStage::of(0.0000016);
     p.cost.B = PerStage::of(0.0000016);
     p.cost.W = PerStage::of(0.0000016);
-    solver::SolveOptions o;
-    o.time_limit_s = 1;
-    o.deterministic = true;
-    o.threads = 1;
-    solver::SolveResult r = solver::synthesize(p, o);
+    solver::SolveResult r = solve_deterministic(p, 1);
     REQUIRE(r.schedule.has_value());
     // Valid schedules with units reach 2.4e-5 (split) and 2.2e-5 (mixed).
     double known = mode == BackwardMode::Split ? 2.4e-5 : 2.2e-5;
