@@ -163,7 +163,7 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
         // Forwards that end before the first backward can arrive: one more would delay it.
         limit[r] = (head_b - head_f) / dur_f + v.timed_warmup;
       } else {
-        limit[r] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(v.inflight_base - v.inflight_slope * static_cast<double>(depth))));
+        limit[r] = static_cast<int64_t>(std::floor(v.inflight_base - v.inflight_slope * static_cast<double>(depth)));
       }
       limit[r] = std::max<int64_t>(1, limit[r]);
     }
@@ -178,6 +178,8 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
       cand[r].erase(std::find(cand[r].begin(), cand[r].end(), a));
       orders[r].push_back(a);
       memory[r] += inst.mem[b];
+      if (inst.action[b].kind == ActionKind::F) ++inflight[r];
+      else if (ir::is_backward(inst.action[b].kind)) --inflight[r];
       if (inst.action[b].kind == ActionKind::F && inst.mem[b] > 0) {
         size_t mb = inst.action[b].mb.index();
         if (!started[r][mb]) {
@@ -198,49 +200,50 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
         if (--missing[j] == 0) cand[static_cast<size_t>(inst.rank[j])].push_back(e.to);
       }
     };
+    // The Zero Bubble rules on free rank r at t: a ready backward; else a forward (within memory
+    // and the in-flight limit) unless a known backward would wait on it; else a W unless such a
+    // backward would, or a forward is held back. -1: idle.
+    auto choose_zb = [&](size_t r) -> int32_t {
+      int32_t pick_b = -1, pick_f = -1, pick_w = -1;
+      int64_t key_b = kNever, key_f = kNever, key_w = kNever, soon = kNever;
+      bool held_back = false;
+      for (int32_t a : cand[r]) {
+        auto i = static_cast<size_t>(a);
+        const ActionKind k = inst.action[i].kind;
+        if (ready[i] > t) {
+          next_event = std::min(next_event, ready[i]);
+          if (ir::is_backward(k)) soon = std::min(soon, ready[i]);
+          continue;
+        }
+        bool is_f = k == ActionKind::F;
+        if (!fits(r, i) || (is_f && inflight[r] >= limit[r])) {
+          held_back = held_back || is_f;
+          continue;
+        }
+        int64_t kk = key(a);
+        if (is_f) {
+          if (kk < key_f) key_f = kk, pick_f = a;
+        } else if (k == ActionKind::W) {
+          if (kk < key_w) key_w = kk, pick_w = a;
+        } else if (kk < key_b) {
+          key_b = kk, pick_b = a;
+        }
+      }
+      auto arrives_late = [&](int32_t a, int32_t tol) {
+        return tol < 0 || soon == kNever || soon >= t + inst.dur[static_cast<size_t>(a)] - tol;
+      };
+      if (pick_b >= 0) return pick_b;
+      if (pick_f >= 0 && arrives_late(pick_f, v.tol_f)) return pick_f;
+      if (pick_w >= 0 && (held_back || arrives_late(pick_w, v.tol_w))) return pick_w;
+      return -1;
+    };
     for (size_t r = 0; r < R; ++r) {
       if (busy_until[r] > t) {
         next_event = std::min(next_event, busy_until[r]);
         continue;
       }
       if (v.zb) {
-        // Best ready backward, forward (within memory and the in-flight limit) and W.
-        int32_t pick_b = -1, pick_f = -1, pick_w = -1;
-        int64_t key_b = kNever, key_f = kNever, key_w = kNever, soon = kNever;
-        bool held_back = false;
-        for (int32_t a : cand[r]) {
-          auto i = static_cast<size_t>(a);
-          const ActionKind k = inst.action[i].kind;
-          if (ready[i] > t) {
-            next_event = std::min(next_event, ready[i]);
-            if (ir::is_backward(k)) soon = std::min(soon, ready[i]);
-            continue;
-          }
-          bool is_f = k == ActionKind::F;
-          if (!fits(r, i) || (is_f && inflight[r] >= limit[r])) {
-            held_back = held_back || is_f;
-            continue;
-          }
-          int64_t kk = key(a);
-          if (is_f) {
-            if (kk < key_f) key_f = kk, pick_f = a;
-          } else if (k == ActionKind::W) {
-            if (kk < key_w) key_w = kk, pick_w = a;
-          } else if (kk < key_b) {
-            key_b = kk, pick_b = a;
-          }
-        }
-        int32_t chosen = pick_b;
-        auto arrives_late = [&](int32_t a, int32_t tol) {
-          return tol < 0 || soon == kNever || soon >= t + inst.dur[static_cast<size_t>(a)] - tol;
-        };
-        if (chosen < 0 && pick_f >= 0 && arrives_late(pick_f, v.tol_f)) chosen = pick_f;
-        if (chosen < 0 && pick_w >= 0 && (held_back || arrives_late(pick_w, v.tol_w))) chosen = pick_w;
-        if (chosen < 0) continue;
-        const ActionKind k = inst.action[static_cast<size_t>(chosen)].kind;
-        if (k == ActionKind::F) ++inflight[r];
-        else if (ir::is_backward(k)) --inflight[r];
-        take(r, chosen);
+        if (int32_t a = choose_zb(r); a >= 0) take(r, a);
         continue;
       }
       int32_t best = -1;

@@ -67,10 +67,8 @@ class Annealer {
     saved_.push_back(cur_[r]);
   }
   static void move_to(std::vector<int32_t>& order, size_t from, size_t to) {
-    int32_t a = order[from];
     if (from < to) std::rotate(order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1, order.begin() + static_cast<long>(to) + 1);
     else if (to < from) std::rotate(order.begin() + static_cast<long>(to), order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1);
-    (void)a;
   }
   /// True when every same-rank dependency of `a` stands before position `at`.
   bool same_rank_pred_before(int32_t a, size_t at) const {

@@ -35,6 +35,18 @@ struct LocalSearchStats {
   uint64_t restarts = 0;
   double seconds = 0;
   std::array<uint64_t, kNumMoves> tried{}, improved_best{};
+
+  LocalSearchStats& operator+=(const LocalSearchStats& o) {
+    evals += o.evals;
+    accepted += o.accepted;
+    restarts += o.restarts;
+    seconds += o.seconds;
+    for (size_t m = 0; m < tried.size(); ++m) {
+      tried[m] += o.tried[m];
+      improved_best[m] += o.improved_best[m];
+    }
+    return *this;
+  }
 };
 
 /// The best schedule found from `start` (which must be valid and have no overlapped units); its

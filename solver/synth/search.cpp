@@ -190,6 +190,7 @@ void Search::drop_bound(double value, const std::string& name) {
   lower_ = 0;
   bound_reason_ = "none (dropped: a valid schedule was below it)";
   bound_dropped_ = true;
+  proved_ = false;
 }
 
 void Search::collect_incumbents() {
@@ -485,15 +486,7 @@ void Search::local(double share) {
   for (size_t k = 1; k < threads; ++k) pool.emplace_back(chain, k);
   chain(0);
   for (std::thread& t : pool) t.join();
-  for (size_t k = 0; k < threads; ++k) {
-    local_.evals += stats[k].evals;
-    local_.accepted += stats[k].accepted;
-    local_.restarts += stats[k].restarts;
-    for (int m = 0; m < kNumMoves; ++m) {
-      local_.tried[static_cast<size_t>(m)] += stats[k].tried[static_cast<size_t>(m)];
-      local_.improved_best[static_cast<size_t>(m)] += stats[k].improved_best[static_cast<size_t>(m)];
-    }
-  }
+  for (const LocalSearchStats& st : stats) local_ += st;
   local_threads_ = threads;
   for (size_t k = 0; k < threads; ++k) offer(std::move(*found[k]), "local");
 }
@@ -557,7 +550,7 @@ SolveResult Search::run() {
     r.infeasible = inf;
     return r;
   }
-  if (!bound_dropped_ && best_->value <= lower_ + 1e-9) proved_ = true;
+  if (best_->value <= lower_ + 1e-9) proved_ = true;
   if (!proved_ && o_.use_z3 && !std::getenv("SCHEDC_SKIP_FULL")) {
     try {
       z3_search();
@@ -584,8 +577,8 @@ SolveResult Search::run() {
   }
   if (!proved_ && o_.use_local) local(1.0);
   if (local_.evals > 0) method_ += ", local search";
-  if (!bound_dropped_ && best_->value <= lower_ + 1e-9) proved_ = true;
-  if (bound_dropped_) proved_ = false;
+  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  if (bound_dropped_) proved_ = false;  // a bound found wrong proves nothing, Z3's included
   progress(true);
   r.status = proved_ ? SolveStatus::Optimal : SolveStatus::Feasible;
   r.objective = best_->value;

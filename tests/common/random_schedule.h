@@ -169,6 +169,22 @@ struct WideProblemOptions {
 
 namespace detail {
 
+// For a custom placement, one random stage -> rank map per direction.
+inline void random_custom_map(ir::Problem& p, Rng& rng) {
+  if (p.placement != ir::PlacementKind::Custom) return;
+  for (int d = 0; d < p.num_directions(); ++d) {
+    std::vector<int32_t> map;
+    for (int s = 0; s < p.num_stages(); ++s) map.push_back(uniform(rng, 0, p.ranks - 1));
+    p.stage_to_rank.push_back(map);
+  }
+}
+
+// Fused, split, or mixed twice as often.
+inline ir::BackwardMode random_backward(Rng& rng) {
+  int b = uniform(rng, 0, 3);
+  return b == 0 ? ir::BackwardMode::Fused : b == 1 ? ir::BackwardMode::Split : ir::BackwardMode::Mixed;
+}
+
 // A cost drawn from one of a few profiles: small integers (zero included), halves, or values of
 // the form k * 10^e spanning 1e-6..9e5 (the model allows magnitudes up to 1e6).
 inline double random_cost(Rng& rng, int profile) {
@@ -206,14 +222,8 @@ inline ir::Problem random_wide_problem(Rng& rng, const WideProblemOptions& o = {
   p.microbatches = uniform(rng, 1, o.max_microbatches);
   if (p.direction == Direction::Bidirectional)
     p.microbatches = 2 * uniform(rng, 1, std::max(1, o.max_microbatches / 2));
-  if (p.placement == PlacementKind::Custom)
-    for (int d = 0; d < p.num_directions(); ++d) {
-      std::vector<int32_t> map;
-      for (int s = 0; s < p.num_stages(); ++s) map.push_back(uniform(rng, 0, p.ranks - 1));
-      p.stage_to_rank.push_back(map);
-    }
-  int b = uniform(rng, 0, 3);
-  p.backward = b == 0 ? BackwardMode::Fused : b == 1 ? BackwardMode::Split : BackwardMode::Mixed;
+  detail::random_custom_map(p, rng);
+  p.backward = detail::random_backward(rng);
   const int S = p.num_stages();
   const int profile = uniform(rng, 0, 2);
   p.cost.F = detail::random_costs(rng, S, profile, true);

@@ -149,14 +149,8 @@ Problem tiny_problem(test::Rng& rng) {
   if (p.placement == PlacementKind::VShape || p.placement == PlacementKind::Wave) p.ranks = 1, p.stages_per_rank = 2;
   p.direction = uniform(rng, 0, 3) == 0 ? Direction::Bidirectional : Direction::Single;
   p.microbatches = p.direction == Direction::Bidirectional ? 2 : uniform(rng, 1, p.num_stages() == 1 ? 3 : 2);
-  if (p.placement == PlacementKind::Custom)
-    for (int d = 0; d < p.num_directions(); ++d) {
-      std::vector<int32_t> map;
-      for (int s = 0; s < p.num_stages(); ++s) map.push_back(uniform(rng, 0, p.ranks - 1));
-      p.stage_to_rank.push_back(map);
-    }
-  int b = uniform(rng, 0, 3);
-  p.backward = b == 0 ? BackwardMode::Fused : b == 1 ? BackwardMode::Split : BackwardMode::Mixed;
+  test::detail::random_custom_map(p, rng);
+  p.backward = test::detail::random_backward(rng);
   // Half units, or values that are no whole number of ticks at the finest scale (1e-6), so that
   // rounded sums differ from sums of rounded costs.
   static const double weird[] = {0, 1.0 / 3, 2.0 / 3, 1e-7, 3e-7, 6e-7, 1.5e-6, 4e-7, 5e-7, 1e-6, 2.5e-6, 7e-7};
