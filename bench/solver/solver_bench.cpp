@@ -4,6 +4,10 @@
 //   solver_bench --pp 8 --m-factor 4  one slice
 //   solver_bench --zb-table5 ../shared/benchmarks/zb_table5.json --time-limit 60
 //                                     the Zero Bubble paper's Table 5 workloads, paper rates beside ours
+//   solver_bench --capped-grid --pp 8 --m-factor 4 --time-limit 60
+//                                     the capped grid of the synthesizer issue: layouts, both
+//                                     directions, caps from the smallest feasible to none; gap,
+//                                     winning bound term, overshoot, evaluations/s, monotonicity
 //   solver_bench --help
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/simulate.h"
+#include "solver/synth/explain.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
@@ -122,6 +127,100 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
   return 0;
 }
 
+// The capped grid (issue: the synthesizer at real scale): pp x m x layout x costs, and for each
+// the caps from the smallest feasible (the sequential schedule's peak) through 1x, 1.5x and 2x of
+// one 1F1B's worth (pp microbatches' activations per rank) to none. Memory: a microbatch's
+// activations on a rank are 1 whatever vpp (a chunk holds 1 / vpp); B frees half, W the rest.
+// Each group of caps is checked for monotonicity: a looser cap never gives a worse schedule.
+int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, const std::vector<std::string>& layouts,
+                const std::vector<std::string>& costs, double time_limit, bool deterministic, int threads) {
+  std::printf("| pp | layout | m | costs | cap | best family | family obj | synthesized | lower bound | gap | proven | bound term | found by | seconds | over | evals/s | monotone |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> gaps;
+  int rows = 0, non_monotone = 0, within3 = 0;
+  double worst_over = 0;
+  for (int pp : pps)
+    for (int f : factors)
+      for (const std::string& layout : layouts)
+        for (const std::string& cost : costs) {
+          ir::Problem p;
+          p.ranks = pp;
+          p.microbatches = pp * f;
+          p.backward = ir::BackwardMode::Split;
+          int vpp = layout[0] - '0';
+          p.stages_per_rank = vpp;
+          if (layout.size() > 1 && layout[1] == 'V') p.placement = ir::PlacementKind::VShape;
+          if (layout.find("bi") != std::string::npos) p.direction = ir::Direction::Bidirectional;
+          double chunk = 1.0 / vpp;
+          p.memory.F = ir::PerStage::of(chunk);
+          p.memory.B = ir::PerStage::of(-chunk / 2);
+          p.memory.W = ir::PerStage::of(-chunk / 2);
+          int stages = pp * vpp;
+          std::vector<double> fc(static_cast<size_t>(stages), 2.0), bc(fc), wc(static_cast<size_t>(stages), 1.0);
+          if (cost == "uneven") fc.back() = bc.back() = 3, wc.back() = 1.5;  // the loss head's stage is 1.5x slower
+          p.cost.F = ir::PerStage::list(fc);
+          p.cost.B = ir::PerStage::list(bc);
+          p.cost.W = ir::PerStage::list(wc);
+          p.cost.comm = 0.1;
+          if (!ir::validate(p).empty()) continue;
+          ir::SimResult seq = ir::simulate(solver::sequential_schedule(p));
+          double smallest = seq.timeline ? *std::max_element(seq.timeline->metrics.peak_memory.begin(),
+                                                             seq.timeline->metrics.peak_memory.end()) : 1;
+          std::vector<std::pair<std::string, double>> caps{{"smallest", smallest}, {"1x", pp}, {"1.5x", 1.5 * pp},
+                                                           {"2x", 2.0 * pp}, {"none", 0}};
+          double previous = -1;
+          for (const auto& [cap_name, c] : caps) {
+            if (c > 0) p.memory.cap = ir::PerStage::of(c);
+            else p.memory.cap.reset();
+            auto [fam, fam_value] = best_family(p);
+            solver::SolveOptions o;
+            o.time_limit_s = time_limit;
+            o.deterministic = deterministic;
+            o.threads = threads;
+            auto t0 = std::chrono::steady_clock::now();
+            solver::SolveResult r = solver::synthesize(p, o);
+            double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            ++rows;
+            double over = secs - time_limit;
+            worst_over = std::max(worst_over, over);
+            std::string synth = "infeasible", term = "-", found = "-", evals = "-";
+            if (r.schedule) {
+              synth = format_number(r.objective);
+              auto prov = nlohmann::json::parse(r.schedule->provenance);
+              found = prov.value("found_by", "");
+              char buf[32];
+              std::snprintf(buf, sizeof buf, "%.0f", prov["local_search"]["evaluations"].get<double>() / std::max(1e-9, secs));
+              evals = buf;
+              term = r.bound_reason.substr(0, r.bound_reason.find(';'));
+              if (term.size() > 48) term = term.substr(0, 45) + "...";
+              gaps.push_back(100 * r.gap);
+              if (r.gap <= 0.03 + 1e-12) ++within3;
+            }
+            // Caps only loosen along a group; a looser cap must not give a worse schedule.
+            std::string mono = "yes";
+            if (r.schedule && previous >= 0 && r.objective > previous + 1e-9) mono = "NO", ++non_monotone;
+            if (r.schedule) previous = previous < 0 ? r.objective : std::min(previous, r.objective);
+            std::string marker;
+            if (fam != "-" && r.schedule && r.objective > fam_value + 1e-9) marker = " WORSE";
+            char gap[32];
+            std::snprintf(gap, sizeof gap, "%.2f%%", 100 * r.gap);
+            std::printf("| %d | %s | %d | %s | %s %s | %s | %s | %s%s | %s | %s | %s | %s | %s | %.1f | %+.1f | %s | %s |\n", pp,
+                        layout.c_str(), p.microbatches, cost.c_str(), cap_name.c_str(), c > 0 ? format_number(c).c_str() : "",
+                        fam.c_str(), fam == "-" ? "-" : format_number(fam_value).c_str(), synth.c_str(), marker.c_str(),
+                        format_number(r.lower_bound).c_str(), r.schedule ? gap : "-",
+                        r.status == solver::SolveStatus::Optimal ? "yes" : "no", term.c_str(), found.c_str(), secs, over,
+                        evals.c_str(), mono.c_str());
+            std::fflush(stdout);
+          }
+        }
+  std::sort(gaps.begin(), gaps.end());
+  double median = gaps.empty() ? 0 : gaps[gaps.size() / 2];
+  std::printf("\n%d rows; gap at most 3%% on %d of %zu feasible rows; median gap %.2f%%, largest %.2f%%; "
+              "%d not monotone in the cap; largest overshoot of the time limit %+.1f s\n",
+              rows, within3, gaps.size(), median, gaps.empty() ? 0 : gaps.back(), non_monotone, worst_over);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,8 +247,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> zb_caps{"1p", "2p"};
   app.add_option("--zb-table5", zb_path, "run the Zero Bubble paper's workloads from this JSON (shared/benchmarks/zb_table5.json) instead of the grid");
   app.add_option("--zb-caps", zb_caps, "with --zb-table5: 1p and/or 2p (caps p M_B and 2p M_B)");
+  bool grid_mode = false;
+  std::vector<std::string> layouts{"1", "2L", "2V", "4L", "1bi"};
+  int threads = 0;
+  app.add_flag("--capped-grid", grid_mode, "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
+  app.add_option("--layouts", layouts, "with --capped-grid: 1, 2L, 2V, 4L (vpp and L looped / V vshape), 1bi (bidirectional)");
+  app.add_option("--threads", threads, "local search threads (0: every core)");
   CLI11_PARSE(app, argc, argv);
   if (!zb_path.empty()) return zb_table5(zb_path, time_limit, deterministic, zb_caps);
+  if (grid_mode) {
+    if (!app.count("--pp")) pps = {8, 16, 32};
+    if (!app.count("--m-factor")) factors = {4, 8};
+    if (!app.count("--costs")) costs = {"unequal", "uneven"};
+    if (!app.count("--time-limit")) time_limit = 60;
+    return capped_grid(pps, factors, layouts, costs, time_limit, deterministic, threads);
+  }
 
   std::vector<Row> rows;
   for (int pp : pps)

@@ -64,6 +64,11 @@ std::vector<std::string> unsat_core_fields(const ir::Problem& p, int32_t rank, i
   try {
     z3::context ctx;
     z3::solver solver(ctx);
+    {
+      z3::params prm(ctx);
+      prm.set("ctrl_c", false);  // SIGINT is schedc's (tools/schedc/interrupt.cpp), not Z3's
+      solver.set(prm);
+    }
     const int n = static_cast<int>(acts.size());
     std::vector<z3::expr> pos;
     for (int i = 0; i < n; ++i) pos.push_back(ctx.int_const(("pos_" + ir::format_action(acts[i])).c_str()));

@@ -219,6 +219,7 @@ ir::Schedule Annealer::run() {
   const uint64_t check_every = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<size_t>(1, sim_.size()));
   for (uint64_t it = 0; stats_.evals < o_.max_evals && best_obj > o_.target; ++it) {
     if (it % check_every == 0) {
+      if (o_.stop && o_.stop->load(std::memory_order_relaxed)) break;
       frac = static_cast<double>(stats_.evals) / static_cast<double>(std::max<uint64_t>(1, o_.max_evals));
       if (o_.deadline) {
         auto now = Clock::now();

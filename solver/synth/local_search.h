@@ -6,6 +6,7 @@
 // action on a run of consecutive stages at once. Never returns worse than its start.
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,8 @@ struct LocalSearchOptions {
   uint64_t seed = 1;
   /// Stop as soon as the objective (simulator ticks) is at or below this (a proven bound).
   int64_t target = 0;
+  /// When set and it becomes true (an interrupt), the search ends soon and returns its best.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 inline constexpr int kNumMoves = 4;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -100,6 +102,38 @@ constexpr double kTimedActionsPerSecond = 2e7;
 // propagations and conflicts; about this many pass per second on the 2-core CI machine).
 constexpr double kRlimitPerSecond = 4e6;
 
+// Interrupts Z3's running check (from a thread of its own: Z3 allows that) for as long as `stop`
+// is true, so an interrupt ends a long probe at once instead of at its timeout.
+class Z3Interrupter {
+ public:
+  Z3Interrupter(z3::context& ctx, const std::atomic<bool>* stop) {
+    if (!stop) return;
+    thread_ = std::thread([this, &ctx, stop] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!done_) {
+        if (stop->load(std::memory_order_relaxed)) ctx.interrupt();
+        wake_.wait_for(lock, std::chrono::milliseconds(20));
+      }
+    });
+  }
+  Z3Interrupter(const Z3Interrupter&) = delete;
+  Z3Interrupter& operator=(const Z3Interrupter&) = delete;
+  ~Z3Interrupter() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 struct Candidate {
   ir::Schedule schedule;
   double value = 0;  // objective, time units
@@ -114,12 +148,16 @@ class Search {
 
  private:
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  double remaining() const { return o_.time_limit_s - elapsed(); }
+  /// An interrupt (SolveOptions::stop) ends every phase as the time limit would.
+  bool stopped() const { return o_.stop && o_.stop->load(std::memory_order_relaxed); }
+  double remaining() const { return stopped() ? 0 : o_.time_limit_s - elapsed(); }
   bool out_of_budget() const {
+    if (stopped()) return true;
     return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : remaining() <= 0;
   }
   /// The whole-instance model may use this share of the budget; windows get the rest.
   bool whole_model_out_of_budget() const {
+    if (stopped()) return true;
     return o_.deterministic ? rlimit_used_ >= rlimit_budget() * 6 / 10 : elapsed() >= o_.time_limit_s * 0.6;
   }
   /// Saturates: a limit of `inf` (or 1e15 s) means no resource limit, never an overflowed cast.
@@ -196,12 +234,16 @@ void Search::drop_bound(double value, const std::string& name) {
 void Search::collect_incumbents() {
   if (o_.use_families) {
     for (const FamilyInfo& f : families()) {
+      if (stopped()) break;
       Diagnostics scratch;
       auto s = generate_family(f.name, p_, {}, SourceLoc{}, scratch);
       if (s) offer(std::move(*s), f.name);
     }
   }
-  if (o_.use_greedy) {
+  // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
+  // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
+  const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
+  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || remaining() > 0)) {
     Instance inst = build_instance(p_, {0, /*symmetry=*/false});
     std::vector<GreedyVariant> variants = greedy_variants(inst);
     // The Zero Bubble sweep: as many variants as a quarter of the budget allows (in deterministic
@@ -217,6 +259,7 @@ void Search::collect_incumbents() {
     variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
     for (size_t k = 0; k < variants.size(); ++k) {
       const GreedyVariant& v = variants[k];
+      if (stopped()) break;
       if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : remaining() <= 0)) break;
       if (auto orders = greedy_orders(inst, v)) {
         ir::Schedule sched = to_schedule(inst, *orders);
@@ -326,6 +369,7 @@ void Search::z3_search() {
   if (makespan) horizon = std::min(horizon, hi);
   if (hi < lo || out_of_budget()) return;
   z3::context ctx;
+  Z3Interrupter interrupter(ctx, o_.stop);
   TimeIndexedModel model(*inst, horizon, !makespan, ctx);
   encoding_ = model.stats();
   if (std::getenv("SCHEDC_DEBUG"))
@@ -419,6 +463,7 @@ void Search::lns() {
     while (improved && !out_of_budget()) {
       improved = false;
       z3::context ctx;  // fresh per pass: expressions of old windows do not pile up
+      Z3Interrupter interrupter(ctx, o_.stop);
       ir::Timeline tl = *ir::simulate(best_->schedule).timeline;
       int64_t makespan = ir::to_fixed(tl.metrics.makespan, scale);
       // From the end backwards: the cool-down is where incumbents lose most, and an improvement
@@ -456,9 +501,10 @@ void Search::lns() {
 // The order-space local search from the best schedule, for `share` of what is left of the budget
 // (a share of the evaluation budget in deterministic mode), until the bound is met.
 void Search::local(double share) {
-  if (!best_plain_ || best_->value <= lower_ + 1e-9) return;
+  if (!best_plain_ || best_->value <= lower_ + 1e-9 || stopped()) return;
   const int64_t scale = ir::time_scale(p_);
   LocalSearchOptions lo;
+  lo.stop = o_.stop;
   lo.seed = static_cast<uint64_t>(++local_runs_);
   lo.target = static_cast<int64_t>(std::ceil(lower_ * static_cast<double>(scale) - 1e-6));
   if (o_.deterministic) {
@@ -505,6 +551,7 @@ std::string Search::provenance(const SolveResult& r) const {
   j["method"] = method_;
   j["seconds"] = o_.deterministic ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::round(r.seconds * 1000) / 1000);
   j["deterministic"] = o_.deterministic;
+  if (r.interrupted) j["interrupted"] = true;  // ended by SIGINT/SIGTERM before its limits
   nlohmann::ordered_json z3;
   z3["probes"] = probes_;
   z3["literals"] = encoding_.literals;
@@ -580,6 +627,8 @@ SolveResult Search::run() {
   if (best_->value <= lower_ + 1e-9) proved_ = true;
   if (bound_dropped_) proved_ = false;  // a bound found wrong proves nothing, Z3's included
   progress(true);
+  // An interrupt ends the search early: what was proved before it stays proved, nothing more.
+  r.interrupted = stopped();
   r.status = proved_ ? SolveStatus::Optimal : SolveStatus::Feasible;
   r.objective = best_->value;
   // Proved means the bound meets the objective, or the exact model left no better schedule (then

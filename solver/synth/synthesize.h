@@ -3,6 +3,7 @@
 // applicable family and the greedy variants as incumbents; then Z3 searches for strictly better
 // orders until it proves the incumbent optimal or the limits end the search with a stated gap.
 
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -34,6 +35,9 @@ struct SolveOptions {
   bool use_local = true;
   /// Largest SAT model (literals) built; a larger exact model makes the grid coarser.
   int64_t max_literals = 80'000;
+  /// When set and it becomes true (the CLI sets it on the first SIGINT or SIGTERM), every phase
+  /// ends as at the time limit, Z3 included, and the best schedule so far is returned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible };
@@ -64,6 +68,8 @@ struct SolveResult {
   /// Set when a valid schedule was below the computed lower bound (a bug in schedc): the bound is
   /// then dropped and nothing is claimed. The CLI prints it on stderr.
   std::string bound_error;
+  /// The search was ended by `SolveOptions::stop` before its limits.
+  bool interrupted = false;
 };
 
 /// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, threads,

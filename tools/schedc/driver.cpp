@@ -13,6 +13,7 @@
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
+#include "tools/schedc/interrupt.h"
 
 namespace schedc::driver {
 
@@ -280,8 +281,12 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     options.progress = &std::cerr;
     options.tty = isatty(STDERR_FILENO) != 0;
   }
+  options.stop = install_interrupt_handlers();
   solver::SolveResult r = solver::synthesize(in.spec.problem, options);
   if (!r.bound_error.empty()) std::cerr << "schedc: internal error: " << r.bound_error << "\n";
+  if (r.interrupted && r.schedule)
+    std::cerr << "schedc: interrupted: the search ended early; writing the best schedule found (status "
+              << solver::to_string(r.status) << ", " << format_number(r.objective) << ")\n";
   if (r.status != solver::SolveStatus::Infeasible) return std::move(r.schedule);
   const solver::Infeasibility& why = *r.infeasible;
   SourceLoc at = in.spec.loc_of("memory.cap");
@@ -381,6 +386,7 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
   std::filesystem::path target(path);
   std::filesystem::path tmp = target;
   tmp += ".schedc-tmp";
+  PendingOutput pending(tmp.string());  // a second interrupt removes it
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f || !(f << content) || !(f.flush())) {
