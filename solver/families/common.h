@@ -50,6 +50,7 @@ std::optional<ir::Schedule> generate_interleaved_1f1b(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_looped_bfs(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_zb_h1(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_zb_h2(const FamilyContext& cx);
+std::optional<ir::Schedule> generate_interleaved_zb(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_zb_v(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_v_half(const FamilyContext& cx);
 std::optional<ir::Schedule> generate_v_min(const FamilyContext& cx);

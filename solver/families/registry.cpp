@@ -75,6 +75,12 @@ const std::vector<Entry>& table() {
             "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
             Direction::Single, PlacementKind::Looped, 1),
        fam::generate_zb_h2, 1, 1},
+      {info("interleaved-zb",
+            "interleaved zero bubble (ZB1P over vpp chunks, PyTorch ScheduleInterleavedZeroBubble), retimed for the "
+            "problem's costs within that order's peak memory",
+            "direction single, placement looped, vpp >= 2 (default 2), backward split or mixed", "",
+            BackwardMode::Split, Direction::Single, PlacementKind::Looped, 0),
+       fam::generate_interleaved_zb, 2, 2},
       {info("zb-v", "Zero Bubble ZB-V: V-shaped placement, 2pp chunk activations, no bubble when F = B = W "
                     "(PyTorch ScheduleZBVZeroBubble)",
             "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,

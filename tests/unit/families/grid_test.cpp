@@ -129,7 +129,8 @@ TEST_CASE("random problems: per-stage costs, comm latency, W = 0, odd memory mod
     Problem base;
     std::vector<std::string> given;
     if (info->stages_per_rank == 0) {
-      base.stages_per_rank = 1 + static_cast<int32_t>(rng() % 3) + (name == "interleaved-1f1b" ? 1 : 0);
+      bool interleaved = name == "interleaved-1f1b" || name == "interleaved-zb";  // vpp >= 2
+      base.stages_per_rank = 1 + static_cast<int32_t>(rng() % 3) + (interleaved ? 1 : 0);
       given.push_back("stages_per_rank");
     }
     int32_t pp = 1 + static_cast<int32_t>(rng() % 6);

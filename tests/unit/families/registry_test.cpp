@@ -121,7 +121,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   SUBCASE("a split family given a fused backward") {
     Problem base;
     base.backward = BackwardMode::Fused;
-    for (const char* name : {"zb-h1", "zb-h2", "zb-v", "v-half", "v-min", "dualpipe", "dualpipev"}) {
+    for (const char* name : {"zb-h1", "zb-h2", "interleaved-zb", "zb-v", "v-half", "v-min", "dualpipe", "dualpipev"}) {
       CAPTURE(name);
       Generated g = generate(name, family_problem(name, 4, 8, {"backward"}, base));
       CHECK(g.diags.has_error_of_kind(DiagKind::FamilyConstraint));
