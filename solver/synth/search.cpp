@@ -134,6 +134,43 @@ class Z3Interrupter {
   std::thread thread_;
 };
 
+// Tighter versions of p's caps for the constructive phase, nearest first: every rank's cap rounded
+// down to the grid of h (half of the most activations one microbatch leaves on a rank), then one
+// step of h lower each, at most kLadderLevels of them, while every cap stays positive.
+constexpr int kLadderLevels = 8;
+
+std::vector<ir::Problem> cap_ladder(const ir::Problem& p) {
+  std::vector<ir::Problem> out;
+  if (!p.memory.cap) return out;
+  double most = 0;
+  for (int32_t r = 0; r < p.ranks; ++r)
+    for (int32_t d = 0; d < p.num_directions(); ++d) {
+      double sum = 0;
+      for (int32_t s = 0; s < p.num_stages(); ++s)
+        if (p.rank_of(d, ir::StageId(s)).value == r) sum += std::max(0.0, p.memory.F.at(static_cast<size_t>(s)));
+      most = std::max(most, sum);
+    }
+  const double h = most / 2;
+  if (!(h > 0)) return out;
+  std::vector<double> caps(static_cast<size_t>(p.ranks));
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    double c = *p.cap_of(ir::RankId(r));
+    double level = std::floor(c / h) * h;
+    if (level >= c - 1e-9 * std::max(1.0, c)) level -= h;  // strictly below the cap itself
+    caps[static_cast<size_t>(r)] = level;
+  }
+  for (int k = 0; k < kLadderLevels; ++k) {
+    if (*std::min_element(caps.begin(), caps.end()) <= 1e-9) break;
+    ir::Problem q = p;
+    bool uniform = std::all_of(caps.begin(), caps.end(), [&](double c) { return c == caps[0]; });
+    q.memory.cap = uniform ? ir::PerStage::of(caps[0]) : ir::PerStage::list(caps);
+    if (!ir::validate(q).empty()) break;
+    out.push_back(std::move(q));
+    for (double& c : caps) c -= h;
+  }
+  return out;
+}
+
 struct Candidate {
   ir::Schedule schedule;
   double value = 0;  // objective, time units
@@ -244,34 +281,53 @@ void Search::collect_incumbents() {
   // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
   const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
   if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || remaining() > 0)) {
-    Instance inst = build_instance(p_, {0, /*symmetry=*/false});
-    std::vector<GreedyVariant> variants = greedy_variants(inst);
-    // The Zero Bubble sweep: as many variants as a quarter of the budget allows (in deterministic
-    // mode, a count from the problem's size instead of the clock).
-    std::vector<GreedyVariant> sweep = zb_variants(inst);
     const double sweep_seconds = o_.time_limit_s / 4;
-    size_t sweep_count = sweep.size();
-    if (o_.deterministic) {
-      double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
-      sweep_count = static_cast<size_t>(std::clamp(sweep_seconds / std::max(1e-9, per_variant), 8.0, double(sweep.size())));
-    }
-    size_t classic = variants.size();
-    variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
-    for (size_t k = 0; k < variants.size(); ++k) {
-      const GreedyVariant& v = variants[k];
-      if (stopped()) break;
-      if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : remaining() <= 0)) break;
-      if (auto orders = greedy_orders(inst, v)) {
-        ir::Schedule sched = to_schedule(inst, *orders);
-        if (std::getenv("SCHEDC_DEBUG")) {
-          auto sim = ir::simulate(sched);
-          std::fprintf(stderr, "debug: %s -> %s\n", v.name().c_str(),
-                       sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
-        }
-        offer(std::move(sched), v.name());
-      } else if (std::getenv("SCHEDC_DEBUG")) {
-        std::fprintf(stderr, "debug: %s -> stuck\n", v.name().c_str());
+    // Variant runs the quarter of the budget allows (deterministic mode: a count from the
+    // problem's size instead of the clock); the cap ladder below gets what the cap's own runs leave.
+    double runs_budget = 0;
+    size_t runs_used = 0;
+    auto construct = [&](const ir::Problem& q, const std::string& tag) {
+      Instance inst = build_instance(q, {0, /*symmetry=*/false});
+      std::vector<GreedyVariant> variants = greedy_variants(inst);
+      // The Zero Bubble sweep: as many variants as a quarter of the budget allows.
+      std::vector<GreedyVariant> sweep = zb_variants(inst);
+      size_t sweep_count = sweep.size();
+      if (o_.deterministic) {
+        double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
+        runs_budget = sweep_seconds / std::max(1e-9, per_variant);
+        sweep_count = static_cast<size_t>(std::clamp(runs_budget, 8.0, double(sweep.size())));
       }
+      size_t classic = variants.size();
+      variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
+      for (size_t k = 0; k < variants.size(); ++k) {
+        const GreedyVariant& v = variants[k];
+        if (stopped()) break;
+        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : remaining() <= 0)) break;
+        ++runs_used;
+        if (auto orders = greedy_orders(inst, v)) {
+          ir::Schedule sched = to_schedule(inst, *orders);
+          sched.problem = p_;  // valid under q's caps, so under p's, which are no tighter
+          if (std::getenv("SCHEDC_DEBUG")) {
+            auto sim = ir::simulate(sched);
+            std::fprintf(stderr, "debug: %s%s -> %s\n", v.name().c_str(), tag.c_str(),
+                         sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
+          }
+          offer(std::move(sched), v.name() + tag);
+        } else if (std::getenv("SCHEDC_DEBUG")) {
+          std::fprintf(stderr, "debug: %s%s -> stuck\n", v.name().c_str(), tag.c_str());
+        }
+      }
+      return variants.size();
+    };
+    const size_t per_cap = construct(p_, "");
+    // The cap ladder (monotone in the cap): the same heuristics under tighter caps on a fixed grid
+    // of half a microbatch's activations per rank, nearest first. A schedule found for a tighter
+    // cap is valid under this one, so a user who relaxes the cap to a grid level never gets a worse
+    // incumbent than that level's own.
+    for (const ir::Problem& q : cap_ladder(p_)) {
+      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+      if (o_.deterministic ? static_cast<double>(runs_used + per_cap) > runs_budget : elapsed() > sweep_seconds) break;
+      construct(q, "@cap" + format_number(q.memory.cap->max()));
     }
   }
   // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
