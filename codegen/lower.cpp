@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "ir/dep_graph.h"
 #include "ir/simulate.h"
 
 namespace schedc::codegen {
@@ -22,7 +23,8 @@ struct Unit {
 
 class Lowering {
  public:
-  Lowering(const Schedule& s, LowerStrategy strategy) : s_(s), p_(s.problem), strategy_(strategy), index_(s) {}
+  Lowering(const Schedule& s, LowerStrategy strategy)
+      : s_(s), p_(s.problem), strategy_(strategy), graph_(DepGraph::of_schedule(s)) {}
 
   Program run() {
     prog_.problem = p_;
@@ -79,34 +81,25 @@ class Lowering {
       for (size_t u = 0; u < units_[r].size(); ++u)
         for (int32_t k = 0; k < units_[r][u].count; ++k) {
           Action a = action_at(r, units_[r][u], k);
-          int32_t st = a.stage.value;
-          std::optional<Action> consumer;
-          MessageKind kind = MessageKind::Activation;
-          if (a.kind == ActionKind::F && st + 1 < p_.num_stages()) {
-            consumer = F(a.mb.value, st + 1);
-          } else if (is_backward(a.kind) && st > 0) {
-            consumer = index_.backward_of(a.mb, StageId(st - 1));
-            kind = MessageKind::Gradient;
+          int32_t v = graph_.node_at(static_cast<int32_t>(r), units_[r][u].first + k);
+          for (const DepGraph::Edge& e : graph_.succs(v)) {
+            DepGraph::Position pos = graph_.position(e.node);
+            if (static_cast<size_t>(pos.rank) == r) continue;  // same rank (e.g. the V-turn): no message
+            Message m;
+            m.kind = a.kind == ActionKind::F ? MessageKind::Activation : MessageKind::Gradient;
+            m.producer = a;
+            m.consumer = graph_.action(e.node);
+            m.src = RankId(static_cast<int32_t>(r));
+            m.dst = RankId(pos.rank);
+            m.size = std::max(0.0, p_.memory.F.at(m.consumer.stage.index()));
+            MessageId id(static_cast<int32_t>(prog_.messages.size()));
+            prog_.messages.push_back(m);
+            producer_unit_.push_back(static_cast<int32_t>(u));
+            int32_t cu = unit_of_[m.dst.index()][static_cast<size_t>(pos.index)];
+            consumer_unit_.push_back(cu);
+            out_[r][u].push_back(id);
+            in_[m.dst.index()][static_cast<size_t>(cu)].push_back(id);
           }
-          if (!consumer) continue;
-          RankId dst = rank_of(p_, *consumer);
-          if (dst.index() == r) continue;  // same rank (e.g. the V-turn): no message
-          ScheduleIndex::Pos pos = index_.find(*consumer);
-          assert(pos.found() && pos.rank == dst.value && "a verified schedule holds every consumer on its rank");
-          Message m;
-          m.kind = kind;
-          m.producer = a;
-          m.consumer = *consumer;
-          m.src = RankId(static_cast<int32_t>(r));
-          m.dst = dst;
-          m.size = std::max(0.0, p_.memory.F.at(consumer->stage.index()));
-          MessageId id(static_cast<int32_t>(prog_.messages.size()));
-          prog_.messages.push_back(m);
-          producer_unit_.push_back(static_cast<int32_t>(u));
-          int32_t cu = unit_of_[dst.index()][static_cast<size_t>(pos.index)];
-          consumer_unit_.push_back(cu);
-          out_[r][u].push_back(id);
-          in_[dst.index()][static_cast<size_t>(cu)].push_back(id);
         }
   }
 
@@ -294,7 +287,7 @@ class Lowering {
   const Schedule& s_;
   const Problem& p_;
   LowerStrategy strategy_;
-  ScheduleIndex index_;
+  DepGraph graph_;  // the schedule's dependencies: a cross-rank edge is a message
   Program prog_;
   std::vector<std::vector<Unit>> units_;
   std::vector<std::vector<int32_t>> unit_of_;                  // [rank][position] -> unit

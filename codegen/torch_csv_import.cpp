@@ -46,7 +46,16 @@ class Importer {
            const std::map<std::string, SourceLoc>& given, Diagnostics& d)
       : sm_(sm), file_(file), base_(base), given_(given), d_(d), errors_at_start_(d.error_count()) {}
 
+  // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note).
   std::optional<ir::Schedule> run() {
+    std::optional<ir::Schedule> s = import();
+    if (dropped_ > 0 || too_many())
+      d_.note(file_loc(), "too many errors, stopped after " + std::to_string(kMaxErrors) + "; fix these and run again");
+    return s;
+  }
+
+ private:
+  std::optional<ir::Schedule> import() {
     if (!split_rows()) return std::nullopt;
     parse_cells();
     if (failed()) return std::nullopt;
@@ -65,7 +74,6 @@ class Importer {
     return s;
   }
 
- private:
   bool failed() const { return d_.error_count() != errors_at_start_; }
   bool too_many() const { return d_.error_count() - errors_at_start_ >= kMaxErrors; }
   SourceLoc loc(size_t offset) const { return sm_.loc_at(file_, offset); }
@@ -73,7 +81,11 @@ class Importer {
   bool is_given(const char* field) const { return given_.count(field) != 0; }
 
   void error(DiagKind kind, SourceLoc at, std::string message) {
-    if (!too_many()) d_.error(kind, at, std::move(message));
+    if (too_many()) {
+      ++dropped_;
+      return;
+    }
+    d_.error(kind, at, std::move(message));
   }
 
   // Where a given field was set when that is a place in a file; else the CSV file itself.
@@ -128,7 +140,17 @@ class Importer {
         } else {
           while (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') cell.text += text[i++];
         }
-        row.cells.push_back(std::move(cell));
+        // A blank cell is an idle step, which carries nothing: keep no record of it, so that a file
+        // of empty cells takes no memory beyond its text.
+        size_t ignored = cell.offset;
+        if (!strip(cell.text, ignored).empty()) {
+          if (++cells_ > static_cast<size_t>(ir::kMaxActions)) {
+            error(DiagKind::OutOfRange, loc(cell.offset),
+                  "the file has more than " + std::to_string(ir::kMaxActions) + " actions, the limit of a problem");
+            return false;
+          }
+          row.cells.push_back(std::move(cell));
+        }
         if (i >= text.size()) {
           end_of_row = true;
         } else if (text[i] == ',') {
@@ -146,7 +168,6 @@ class Importer {
         }
       }
       // A blank line is a row without cells (a rank with no actions), as Python's csv reader has it.
-      if (row.cells.size() == 1 && row.cells[0].text.empty()) row.cells.clear();
       rows_.push_back(std::move(row));
       if (rows_.size() > static_cast<size_t>(ir::kMaxRanks)) {
         error(DiagKind::OutOfRange, loc(rows_.back().offset),
@@ -586,6 +607,8 @@ class Importer {
   Diagnostics& d_;
   size_t errors_at_start_;
 
+  size_t dropped_ = 0;  // errors past kMaxErrors
+  size_t cells_ = 0;    // non-blank cells so far
   std::vector<Row> rows_;
   std::vector<std::vector<Step>> steps_;
   std::vector<std::vector<SourceLoc>> locs_;  // per rank, the location of each action of the order

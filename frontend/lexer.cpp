@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "support/input.h"
 #include "support/numbers.h"
 
 namespace schedc::frontend {
@@ -19,8 +20,9 @@ void TokenBuffer::push(TokenKind kind, size_t offset, size_t length) {
 
 namespace {
 
-// Larger files are refused before lexing, so that offsets fit in 32 bits with room to spare.
-constexpr size_t kMaxFileBytes = size_t{256} << 20;
+// Larger files are refused before lexing, so that offsets fit in 32 bits with room to spare. The
+// driver reads no more than this (support/input.h); a buffer added another way is checked here.
+constexpr size_t kMaxFileBytes = kMaxInputBytes;
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -102,8 +102,25 @@ class Reader {
  public:
   Reader(const SourceManager& sm, int32_t file, Diagnostics& d) : sm_(sm), file_(file), d_(d) {}
 
+  // Errors past kMaxJsonErrors are counted, not reported (nor located: each lookup scans the text).
   void error(const std::string& pointer, DiagKind kind, std::string msg) {
+    if (!count_error()) return;
     d_.error(kind, locate_json(sm_, file_, pointer), pointer.empty() ? msg : "at " + pointer + ": " + msg);
+  }
+  void error_at(size_t offset, DiagKind kind, std::string msg) {
+    if (count_error()) d_.error(kind, sm_.loc_at(file_, offset), std::move(msg));
+  }
+  void error_in_file(DiagKind kind, std::string msg) {
+    if (count_error()) d_.error(kind, SourceLoc{file_, 0, 0}, std::move(msg));
+  }
+  /// Errors found so far, reported or not.
+  size_t found() const { return found_; }
+  bool full() const { return found_ >= kMaxJsonErrors; }
+  /// Adds the closing "too many errors" note once the cap stopped the reading.
+  void finish() {
+    if (full())
+      d_.note(SourceLoc{file_, 0, 0}, "too many errors, stopped after " + std::to_string(kMaxJsonErrors) +
+                                          "; fix these and run again");
   }
 
   static std::string type_name(const ojson& j) {
@@ -124,6 +141,7 @@ class Reader {
     bool ok = true;
     for (const auto& [k, v] : j.items()) {
       if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+      if (full()) return false;
       std::string allowed;
       for (auto key : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(key);
       error(ptr + "/" + k, DiagKind::UnknownKey, "unknown key " + backtick(k) + ", expected one of " + allowed);
@@ -134,7 +152,7 @@ class Reader {
 
   std::optional<int32_t> integer(const ojson& j, const std::string& ptr) {
     if (j.is_number() && is_int32(j.get<double>())) return static_cast<int32_t>(j.get<double>());
-    error(ptr, DiagKind::WrongType, "expected an integer, got " + (j.is_number() ? "`" + j.dump() + "`" : type_name(j)));
+    error(ptr, DiagKind::WrongType, "expected an integer, got " + (j.is_number() ? backtick(j.dump()) : type_name(j)));
     return std::nullopt;
   }
 
@@ -179,7 +197,7 @@ class Reader {
   }
 
   std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
-    size_t errors = d_.error_count();
+    size_t errors = found_;
     if (!expect_object(j, ptr, {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
                                 "backward", "cost", "memory", "objective"}))
       return std::nullopt;
@@ -210,7 +228,7 @@ class Reader {
             continue;
           }
           std::vector<int32_t> list;
-          for (size_t i = 0; i < s2r[d].size(); ++i)
+          for (size_t i = 0; i < s2r[d].size() && !full(); ++i)
             if (auto v = integer(s2r[d][i], dp + "/" + std::to_string(i))) list.push_back(*v);
           p.stage_to_rank.push_back(std::move(list));
         }
@@ -236,18 +254,18 @@ class Reader {
       if (m.contains("cap") && !m["cap"].is_null())
         if (auto v = per_stage(m["cap"], mp + "cap")) p.memory.cap = *v;
     }
-    if (d_.error_count() != errors) return std::nullopt;
+    if (found_ != errors) return std::nullopt;
     for (const ProblemError& e : validate(p)) {
       std::string field = e.field;
       std::replace(field.begin(), field.end(), '.', '/');
       error(ptr + "/" + field, e.kind, e.message);
     }
-    if (d_.error_count() != errors) return std::nullopt;
+    if (found_ != errors) return std::nullopt;
     return p;
   }
 
   bool ranks(const ojson& j, Schedule& s) {
-    size_t errors = d_.error_count();
+    size_t errors = found_;
     const Problem& p = s.problem;
     if (!j.is_array()) {
       error("/ranks", DiagKind::WrongType, "expected an array with one action list per rank, got " + type_name(j));
@@ -258,16 +276,25 @@ class Reader {
             "expected " + std::to_string(p.ranks) + " rank lists (problem/ranks), got " + std::to_string(j.size()));
       return false;
     }
+    // Every action of the problem at most once: a longer list cannot verify, so stop before
+    // reading millions of tokens of it.
+    const int64_t most = int64_t{3} * p.microbatches * p.num_stages();
     for (size_t r = 0; r < j.size(); ++r) {
       std::string rp = "/ranks/" + std::to_string(r);
       if (!j[r].is_array()) {
         error(rp, DiagKind::WrongType, "expected an array of action tokens, got " + type_name(j[r]));
         continue;
       }
+      if (static_cast<int64_t>(j[r].size()) > most) {
+        error(rp, DiagKind::BadValue,
+              "rank " + std::to_string(r) + " lists " + std::to_string(j[r].size()) +
+                  " actions, more than the problem has (" + std::to_string(most) + ")");
+        continue;
+      }
       std::vector<Action> order;
       for (size_t i = 0; i < j[r].size(); ++i) {
         std::string ip = rp + "/" + std::to_string(i);
-        if (d_.error_count() - errors >= 20) return false;
+        if (full()) return false;
         auto t = string(j[r][i], ip);
         if (!t) continue;
         auto a = parse_action(*t);
@@ -291,11 +318,11 @@ class Reader {
       }
       s.ranks.push_back(std::move(order));
     }
-    return d_.error_count() == errors;
+    return found_ == errors;
   }
 
   bool overlap(const ojson& j, Schedule& s) {
-    size_t errors = d_.error_count();
+    size_t errors = found_;
     if (!j.is_array() || j.size() != s.ranks.size()) {
       error("/overlap", DiagKind::WrongType,
             "expected an array with one list of [i, i+1] pairs per rank (" + std::to_string(s.ranks.size()) + ")");
@@ -308,7 +335,7 @@ class Reader {
         continue;
       }
       std::vector<int32_t> units;
-      for (size_t k = 0; k < j[r].size(); ++k) {
+      for (size_t k = 0; k < j[r].size() && !full(); ++k) {
         std::string kp = rp + "/" + std::to_string(k);
         const ojson& pair = j[r][k];
         if (!pair.is_array() || pair.size() != 2) {
@@ -332,33 +359,49 @@ class Reader {
       }
       s.overlap.push_back(std::move(units));
     }
-    return d_.error_count() == errors;
+    return found_ == errors;
   }
 
  private:
+  bool count_error() { return ++found_ <= kMaxJsonErrors; }
+
   const SourceManager& sm_;
   int32_t file_;
   Diagnostics& d_;
+  size_t found_ = 0;
 };
 
-// Reports duplicate keys, which nlohmann would silently collapse to the last one.
-struct DuplicateKeyFinder {
+// Thrown from the parse callback once a document holds more values than any schedule can.
+struct TooManyValues {};
+
+// Watches the parse: finds duplicate keys, which nlohmann would silently collapse to the last
+// one, and stops a document with more than kMaxJsonValues values before it fills memory.
+struct ParseWatcher {
   std::vector<std::set<std::string>> open;
-  std::vector<std::string> path;
-  std::vector<std::string> duplicates;  // JSON pointers of the second occurrences
+  std::vector<std::string> duplicates;  // the keys seen twice, in order
+  size_t values = 0;
 
   bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::ordered_json& parsed) {
     using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start || event == E::value)
+      if (++values > kMaxJsonValues) throw TooManyValues{};
     if (event == E::object_start) open.emplace_back();
     if (event == E::object_end && !open.empty()) open.pop_back();
     if (event == E::key && !open.empty()) {
       std::string key = parsed.get<std::string>();
-      if (!open.back().insert(key).second && duplicates.size() < 10) duplicates.push_back(key);
+      if (!open.back().insert(key).second && duplicates.size() <= kMaxJsonErrors) duplicates.push_back(key);
     }
     (void)depth;
     return true;
   }
 };
+
+// nlohmann's messages quote the token they stopped at, which can be the whole rest of the file.
+std::string shorten(std::string detail) {
+  constexpr size_t kMaxDetail = 160;
+  if (detail.size() > kMaxDetail) detail = detail.substr(0, kMaxDetail) + "...";
+  return detail;
+}
 
 }  // namespace
 
@@ -404,19 +447,33 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   return out;
 }
 
-std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags) {
+namespace {
+
+std::optional<Schedule> read_document(const SourceManager& sources, int32_t file, Reader& rd) {
   const std::string& text = sources.text(file);
-  DuplicateKeyFinder dups;
+  if (size_t at = json_too_deep(text, kMaxJsonDepth); at != std::string::npos) {
+    rd.error_at(at, DiagKind::TooLarge,
+                "arrays and objects nest deeper than " + std::to_string(kMaxJsonDepth) +
+                    " levels (a schedule document needs 4)");
+    return std::nullopt;
+  }
+  ParseWatcher watch;
   ojson doc;
   try {
-    doc = ojson::parse(text, std::ref(dups), /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    doc = ojson::parse(text, std::ref(watch), /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const TooManyValues&) {
+    rd.error_in_file(DiagKind::TooLarge,
+                     "the document holds more than " + std::to_string(kMaxJsonValues) +
+                         " JSON values, more than a schedule of the largest problem (" + std::to_string(kMaxActions) +
+                         " actions) needs");
+    return std::nullopt;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
     size_t colon = what.find(": ");
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    diags.error(DiagKind::BadJson, sources.loc_at(file, offset), "malformed JSON: " + detail);
+    rd.error_at(offset, DiagKind::BadJson, "malformed JSON: " + shorten(detail));
     return std::nullopt;
   } catch (const nlohmann::json::exception& e) {
     // Also thrown while parsing, e.g. out_of_range.406 for a number too large for a double; it
@@ -428,33 +485,31 @@ std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t
     size_t space = what.find("] ");
     std::string detail = space == std::string::npos ? what : what.substr(space + 2);
     if (detail.size() > 80) detail = detail.substr(0, 80) + "...";
-    diags.error(DiagKind::BadJson, sources.loc_at(file, at == std::string::npos ? 0 : at), "malformed JSON: " + detail);
+    rd.error_at(at == std::string::npos ? 0 : at, DiagKind::BadJson, "malformed JSON: " + detail);
     return std::nullopt;
   }
-  Reader rd(sources, file, diags);
-  if (!dups.duplicates.empty()) {
-    for (const std::string& key : dups.duplicates) {
+  if (!watch.duplicates.empty()) {
+    for (const std::string& key : watch.duplicates) {
       // The callback sees no positions; the key's second spelling in the text is where it repeats.
       std::string needle = "\"" + key + "\"";
       size_t first = text.find(needle);
       size_t second = first == std::string::npos ? first : text.find(needle, first + 1);
-      diags.error(DiagKind::DuplicateKey, sources.loc_at(file, second == std::string::npos ? 0 : second),
-                  "duplicate key " + backtick(key));
+      rd.error_at(second == std::string::npos ? 0 : second, DiagKind::DuplicateKey, "duplicate key " + backtick(key));
     }
     return std::nullopt;
   }
   if (!rd.expect_object(doc, "", {"format", "version", "problem", "ranks", "overlap", "metrics", "provenance"}))
     return std::nullopt;
-  size_t errors = diags.error_count();
+  size_t errors = rd.found();
   for (const char* key : {"format", "version", "problem", "ranks"})
     if (!doc.contains(key)) rd.error("", DiagKind::MissingKey, "missing key " + backtick(key));
-  if (diags.error_count() != errors) return std::nullopt;
+  if (rd.found() != errors) return std::nullopt;
   if (doc["format"] != "schedc.schedule") {
-    rd.error("/format", DiagKind::BadFormatVersion, "expected format `schedc.schedule`, got `" + doc["format"].dump() + "`");
+    rd.error("/format", DiagKind::BadFormatVersion, "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
   if (doc["version"] != 1) {
-    rd.error("/version", DiagKind::BadFormatVersion, "unsupported version `" + doc["version"].dump() + "`, expected `1`");
+    rd.error("/version", DiagKind::BadFormatVersion, "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`");
     return std::nullopt;
   }
   auto problem = rd.problem(doc["problem"], "/problem");
@@ -463,6 +518,15 @@ std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t
   s.problem = std::move(*problem);
   if (!rd.ranks(doc["ranks"], s)) return std::nullopt;
   if (doc.contains("overlap") && !rd.overlap(doc["overlap"], s)) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags) {
+  Reader rd(sources, file, diags);
+  std::optional<Schedule> s = read_document(sources, file, rd);
+  rd.finish();
   return s;
 }
 

@@ -20,6 +20,12 @@ std::string problem_json(const Problem& p);
 /// The metrics object alone, on one line (`schedc simulate --format json`).
 std::string metrics_json(const Metrics& m);
 
+/// Limits of reading (docs/formats.md): nesting depth, values in one document (3 per action of
+/// the largest problem: its tokens, overlap pairs and slack), and errors reported per document.
+inline constexpr size_t kMaxJsonDepth = 512;
+inline constexpr size_t kMaxJsonValues = 3 * static_cast<size_t>(kMaxActions);
+inline constexpr size_t kMaxJsonErrors = 20;
+
 /// Reads a schedule document held in `sources` as `file`. Malformed input gets diagnostics with
 /// the JSON path and returns nullopt; `metrics` and `provenance` are ignored.
 std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags);

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <span>
 
 #include "ir/action.h"
+#include "ir/dep_graph.h"
 #include "ir/schedule.h"
 
 namespace schedc::ir {
@@ -20,23 +22,23 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 Wide floor_div(Wide a, Wide b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 Wide ceil_div(Wide a, Wide b) { return -floor_div(-a, b); }
 
-// The dependency DAG of a problem in fixed-point ticks, with the split backward (B then W) unless
-// the problem is fused; a mixed problem's BW maps onto its B and W nodes (docs/solver.md section 1).
-// Every node carries two durations, because an overlapped F&B unit makes its members share one
-// interval: `dur`, the least time from the node's start to its outputs (chains: heads, tails,
-// the critical path), and `share`, the least busy time it adds to its rank (per-rank work).
+// The dependency graph of a problem (ir::DepGraph, canonical: the split backward B then W unless
+// the problem is fused; a mixed problem's BW maps onto its B and W nodes, docs/solver.md section
+// 1) with the microbatch-order edges, and the bound's own durations in fixed-point ticks. Every
+// node carries two, because an overlapped F&B unit makes its members share one interval: `dur`,
+// the least time from the node's start to its outputs (chains: heads, tails, the critical path),
+// and `share`, the least busy time it adds to its rank (per-rank work).
 struct Dag {
-  std::vector<Action> act;
+  DepGraph graph;
   std::vector<int64_t> dur, share;
-  std::vector<int32_t> rank;
-  std::vector<std::vector<std::pair<int32_t, int64_t>>> succ;  // (to, lag)
   std::vector<int64_t> head, tail;
+
+  Action act(size_t v) const { return graph.action(static_cast<int32_t>(v)); }
+  size_t size() const { return graph.size(); }
 };
 
-int32_t node_of(const Problem& p, bool fused, int32_t mb, int32_t s, ActionKind k) {
-  int32_t per = fused ? 2 : 3;
-  int32_t slot = k == ActionKind::F ? 0 : (k == ActionKind::W ? 2 : 1);
-  return (mb * p.num_stages() + s) * per + slot;
+int32_t node_of(const Problem& p, int32_t mb, int32_t s, ActionKind k) {
+  return DepGraph::canonical_node(p, k, mb, s);
 }
 
 // The durations of every node of one (direction, stage), in ticks, given the overlapped units its
@@ -57,7 +59,6 @@ struct RankUnits {
 
 struct Costs {
   std::vector<int64_t> f, b, w, bw, fb;  // per stage; fb empty when FB is not declared
-  int64_t comm = 0;
   // 1 when an undeclared unit's FB (the sum of its members' costs, rounded once) may round one
   // tick below the sum of the members' rounded costs: some cost is not a whole number of ticks.
   int64_t rounding = 0;
@@ -66,7 +67,6 @@ struct Costs {
 Costs stage_costs(const Problem& p, int64_t scale) {
   Costs c;
   const int32_t S = p.num_stages();
-  c.comm = to_fixed(p.cost.comm, scale);
   for (int32_t s = 0; s < S; ++s) {
     auto z = static_cast<size_t>(s);
     c.f.push_back(to_fixed(cost_of(p, F(0, s)), scale));
@@ -147,104 +147,56 @@ std::vector<StageDurations> stage_durations(const Problem& p, const Costs& c, st
   return out;
 }
 
+// Microbatches of one direction are interchangeable: some optimal schedule runs them in order on
+// every stage, overlapped units included (docs/solver.md), so the graph's microbatch-order edges
+// keep every bound below the optimum. In a mixed problem a W node may stand for the end of a BW;
+// its W's are in order only when every BW can become B;W and every unit two single actions
+// without ending later.
+bool weights_in_order(const Problem& p, const Costs& c, const std::vector<RankUnits>& units) {
+  if (p.backward != BackwardMode::Mixed) return p.backward == BackwardMode::Split;
+  auto saves = [](const RankUnits& u) { return u.beta != kNever; };
+  bool units_save = c.fb.empty() ? c.rounding != 0 : std::any_of(units.begin(), units.end(), saves);
+  bool bw_splits = true;
+  for (int32_t s = 0; s < p.num_stages(); ++s)
+    if (c.bw[static_cast<size_t>(s)] != c.b[static_cast<size_t>(s)] + c.w[static_cast<size_t>(s)]) bw_splits = false;
+  return !units_save && bw_splits;
+}
+
 Dag build_dag(const Problem& p, const Costs& c, std::vector<RankUnits>& units) {
-  const bool fused = p.backward == BackwardMode::Fused;
-  const int32_t S = p.num_stages(), m = p.microbatches, per = fused ? 2 : 3;
+  const int32_t S = p.num_stages();
   std::vector<StageDurations> sd = stage_durations(p, c, units);
-  Dag g;
-  size_t n = static_cast<size_t>(m) * static_cast<size_t>(S) * static_cast<size_t>(per);
-  g.act.resize(n);
+  Dag g{DepGraph(p, {.microbatch_order = true, .order_weights = weights_in_order(p, c, units)}), {}, {}, {}, {}};
+  const size_t n = g.size();
   g.dur.resize(n);
   g.share.resize(n);
-  g.rank.resize(n);
-  g.succ.resize(n);
-  for (int32_t mb = 0; mb < m; ++mb)
-    for (int32_t s = 0; s < S; ++s) {
-      const StageDurations& o = sd[static_cast<size_t>(p.direction_of(MbId(mb)) * S + s)];
-      for (ActionKind k : {ActionKind::F, fused ? ActionKind::BW : ActionKind::B, ActionKind::W}) {
-        if (fused && k == ActionKind::W) continue;
-        auto id = static_cast<size_t>(node_of(p, fused, mb, s, k));
-        Action a{k, MbId(mb), StageId(s)};
-        g.act[id] = a;
-        g.dur[id] = k == ActionKind::F ? o.f_dur : k == ActionKind::W ? o.w_dur : o.b_dur;
-        g.share[id] = k == ActionKind::F ? o.f_share : k == ActionKind::W ? o.w_share : o.b_share;
-        g.rank[id] = rank_of(p, a).value;
-      }
-    }
-  auto edge = [&](int32_t from, int32_t to) {
-    int64_t lag = g.rank[static_cast<size_t>(from)] == g.rank[static_cast<size_t>(to)] ? 0 : c.comm;
-    g.succ[static_cast<size_t>(from)].push_back({to, lag});
-  };
-  ActionKind bk = fused ? ActionKind::BW : ActionKind::B;
-  for (int32_t mb = 0; mb < m; ++mb)
-    for (int32_t s = 0; s < S; ++s) {
-      int32_t f = node_of(p, fused, mb, s, ActionKind::F), b = node_of(p, fused, mb, s, bk);
-      if (s + 1 < S) {
-        edge(f, node_of(p, fused, mb, s + 1, ActionKind::F));
-        edge(node_of(p, fused, mb, s + 1, bk), b);
-      }
-      edge(f, b);
-      if (!fused) edge(b, node_of(p, fused, mb, s, ActionKind::W));
-    }
-  // Microbatches of one direction are interchangeable: some optimal schedule runs them in order on
-  // every stage, overlapped units included (docs/solver.md), so these edges keep every bound below
-  // the optimum. In a mixed problem a W node may stand for the end of a BW; its W's are in order
-  // only when every BW can become B;W and every unit two single actions without ending later.
-  bool w_in_order = p.backward == BackwardMode::Split;
-  if (p.backward == BackwardMode::Mixed) {
-    auto saves = [](const RankUnits& u) { return u.beta != kNever; };
-    bool units_save = c.fb.empty() ? c.rounding != 0 : std::any_of(units.begin(), units.end(), saves);
-    bool bw_splits = true;
-    for (int32_t s = 0; s < S; ++s)
-      if (c.bw[static_cast<size_t>(s)] != c.b[static_cast<size_t>(s)] + c.w[static_cast<size_t>(s)]) bw_splits = false;
-    w_in_order = !units_save && bw_splits;
+  for (size_t i = 0; i < n; ++i) {
+    Action a = g.act(i);
+    const StageDurations& o = sd[static_cast<size_t>(p.direction_of(a.mb) * S + a.stage.value)];
+    g.dur[i] = a.kind == ActionKind::F ? o.f_dur : a.kind == ActionKind::W ? o.w_dur : o.b_dur;
+    g.share[i] = a.kind == ActionKind::F ? o.f_share : a.kind == ActionKind::W ? o.w_share : o.b_share;
   }
-  for (int32_t mb = 0; mb + 1 < m; ++mb) {
-    if (p.direction_of(MbId(mb)) != p.direction_of(MbId(mb + 1))) continue;
-    for (int32_t s = 0; s < S; ++s)
-      for (ActionKind k : {ActionKind::F, bk, ActionKind::W}) {
-        if (k == ActionKind::W && !w_in_order) continue;
-        g.succ[static_cast<size_t>(node_of(p, fused, mb, s, k))].push_back({node_of(p, fused, mb + 1, s, k), 0});
-      }
-  }
-  // B(mb, s+1) -> B(mb, s) runs against the id order: use an explicit topological order.
-  std::vector<int32_t> indeg(n, 0), order;
-  for (const auto& out : g.succ)
-    for (auto [to, lag] : out) ++indeg[static_cast<size_t>(to)];
-  for (size_t i = 0; i < n; ++i)
-    if (indeg[i] == 0) order.push_back(static_cast<int32_t>(i));
-  for (size_t k = 0; k < order.size(); ++k)
-    for (auto [to, lag] : g.succ[static_cast<size_t>(order[k])])
-      if (--indeg[static_cast<size_t>(to)] == 0) order.push_back(to);
   // Paths stay below 9.2e18 ticks: at most 4e6 nodes of at most 1e12 ticks (2e12 for a BW, whose
   // problems have two nodes per stage) plus one comm lag of at most 1e12 each.
-  g.head.assign(n, 0);
-  g.tail.assign(n, 0);
-  for (int32_t a : order)
-    for (auto [to, lag] : g.succ[static_cast<size_t>(a)])
-      g.head[static_cast<size_t>(to)] = std::max(g.head[static_cast<size_t>(to)], g.head[static_cast<size_t>(a)] + g.dur[static_cast<size_t>(a)] + lag);
-  for (size_t k = order.size(); k-- > 0;) {
-    auto a = static_cast<size_t>(order[k]);
-    for (auto [to, lag] : g.succ[a]) g.tail[a] = std::max(g.tail[a], lag + g.dur[static_cast<size_t>(to)] + g.tail[static_cast<size_t>(to)]);
-  }
+  g.head = g.graph.heads(g.dur);
+  g.tail = g.graph.tails(g.dur);
   return g;
 }
 
 // Least time from the end of F(mb, s) to the start of its own backward, per direction and stage:
 // the rest of the forward pass and the backward pass back to s (chain durations), with comm on
 // every rank change.
-std::vector<int64_t> return_chains(const Problem& p, const Dag& g, int64_t comm) {
-  const bool fused = p.backward == BackwardMode::Fused;
-  const ActionKind bk = fused ? ActionKind::BW : ActionKind::B;
+std::vector<int64_t> return_chains(const Problem& p, const Dag& g) {
+  const ActionKind bk = p.backward == BackwardMode::Fused ? ActionKind::BW : ActionKind::B;
   const int32_t S = p.num_stages(), D = p.num_directions();
   std::vector<int64_t> out(static_cast<size_t>(D * S), 0);
   for (int32_t d = 0; d < D; ++d) {
     int32_t mb = d == 0 ? 0 : p.microbatches / 2;
     for (int32_t s = S - 2; s >= 0; --s) {
-      auto f = static_cast<size_t>(node_of(p, fused, mb, s + 1, ActionKind::F));
-      auto b = static_cast<size_t>(node_of(p, fused, mb, s + 1, bk));
-      int64_t lag = p.rank_of(d, StageId(s)) != p.rank_of(d, StageId(s + 1)) ? 2 * comm : 0;
-      out[static_cast<size_t>(d * S + s)] = out[static_cast<size_t>(d * S + s + 1)] + g.dur[f] + g.dur[b] + lag;
+      int32_t f0 = node_of(p, mb, s, ActionKind::F), b0 = node_of(p, mb, s, bk);
+      int32_t f = node_of(p, mb, s + 1, ActionKind::F), b = node_of(p, mb, s + 1, bk);
+      int64_t lag = g.graph.lag(f0, f) + g.graph.lag(b, b0);
+      out[static_cast<size_t>(d * S + s)] =
+          out[static_cast<size_t>(d * S + s + 1)] + g.dur[static_cast<size_t>(f)] + g.dur[static_cast<size_t>(b)] + lag;
     }
   }
   return out;
@@ -253,8 +205,8 @@ std::vector<int64_t> return_chains(const Problem& p, const Dag& g, int64_t comm)
 // Jackson's preemptive schedule: the optimal preemptive one-machine makespan with release times
 // (heads), processing times (work shares) and delivery times (tails), a lower bound on the
 // non-preemptive one.
-Wide jackson_bound(const Dag& g, const std::vector<int32_t>& jobs) {
-  std::vector<int32_t> by_head = jobs;
+Wide jackson_bound(const Dag& g, std::span<const int32_t> jobs) {
+  std::vector<int32_t> by_head(jobs.begin(), jobs.end());
   std::sort(by_head.begin(), by_head.end(), [&](int32_t a, int32_t b) {
     return g.head[static_cast<size_t>(a)] < g.head[static_cast<size_t>(b)];
   });
@@ -300,7 +252,7 @@ struct RankTerms {
 
 // The memory terms of one rank under its cap: fill and drain (Zero Bubble appendix B,
 // generalised) and the memory throughput (docs/solver.md section 1 derives both).
-RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, const std::vector<int32_t>& jobs,
+RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span<const int32_t> jobs,
                        const std::vector<StageMemory>& mem, const std::vector<int64_t>& chains, int64_t cap) {
   RankTerms t;
   const bool fused = p.backward == BackwardMode::Fused, split = p.backward == BackwardMode::Split;
@@ -313,7 +265,7 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, const std
   auto more = [](Wide n1, Wide d1, Wide n2, Wide d2) { return n1 * d2 > n2 * d1; };  // n1/d1 > n2/d2
   for (int32_t i : jobs) {
     auto id = static_cast<size_t>(i);
-    Action a = g.act[id];
+    Action a = g.act(id);
     t.work += g.share[id];
     t.earliest = std::min(t.earliest, g.head[id]);
     if (a.kind != ActionKind::F) {
@@ -347,7 +299,7 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, const std
     if (sm.f < 0 || (!fused && (sm.f + sm.b < 0 || sm.f + sm.b + sm.w < 0))) flows = false;
     integral += Wide{sm.f} * (g.dur[id] + chain);
     if (split) {
-      auto b_node = static_cast<size_t>(node_of(p, false, a.mb.value, a.stage.value, ActionKind::B));
+      auto b_node = static_cast<size_t>(node_of(p, a.mb.value, a.stage.value, ActionKind::B));
       integral += Wide{sm.f + sm.b} * g.dur[b_node];
     }
   }
@@ -383,15 +335,13 @@ LowerBound lower_bound(const Problem& p) {
   const Costs c = stage_costs(p, scale);
   std::vector<RankUnits> units(static_cast<size_t>(p.ranks));
   Dag g = build_dag(p, c, units);
-  const std::vector<int64_t> chains = return_chains(p, g, c.comm);
+  const std::vector<int64_t> chains = return_chains(p, g);
   LowerBound best;
   auto offer = [&](Wide ticks, std::string why) {
     double v = static_cast<double>(ticks) / static_cast<double>(scale);
     if (v > best.value) best = {v, std::move(why)};
   };
 
-  std::vector<std::vector<int32_t>> by_rank(static_cast<size_t>(p.ranks));
-  for (size_t i = 0; i < g.act.size(); ++i) by_rank[static_cast<size_t>(g.rank[i])].push_back(static_cast<int32_t>(i));
   std::vector<StageMemory> mem;
   for (int32_t s = 0; s < p.num_stages(); ++s)
     mem.push_back({to_fixed(memory_delta(p, F(0, s)), mscale), to_fixed(memory_delta(p, B(0, s)), mscale),
@@ -399,11 +349,11 @@ LowerBound lower_bound(const Problem& p) {
 
   if (p.objective == Objective::Makespan) {
     Wide cp = 0;
-    for (size_t i = 0; i < g.act.size(); ++i) cp = std::max(cp, Wide{g.head[i]} + g.dur[i] + g.tail[i]);
+    for (size_t i = 0; i < g.size(); ++i) cp = std::max(cp, Wide{g.head[i]} + g.dur[i] + g.tail[i]);
     offer(cp, "the longest dependency chain");
   }
   for (int32_t r = 0; r < p.ranks; ++r) {
-    const auto& jobs = by_rank[static_cast<size_t>(r)];
+    const std::span<const int32_t> jobs = g.graph.on_rank(r);
     if (jobs.empty()) continue;
     Wide work = 0;
     for (int32_t j : jobs) work += g.share[static_cast<size_t>(j)];

@@ -5,40 +5,22 @@
 
 namespace schedc::ir {
 
-OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem) {
+OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(DepGraph::of_schedule(s)) {
   assert(!s.has_overlap() && "the order simulator times single actions only");
-  const Problem& p = problem_;
-  scale_ = time_scale(p);
-  const int64_t mscale = memory_scale(p);
-  const int64_t comm = to_fixed(p.cost.comm, scale_);
-  const size_t R = s.ranks.size();
-  std::vector<int32_t> node_of(num_action_slots(p), -1);
+  const size_t R = s.ranks.size(), n = graph_.size();
   initial_.resize(R);
-  for (size_t r = 0; r < R; ++r)
-    for (Action a : s.ranks[r]) {
-      auto id = static_cast<int32_t>(action_.size());
-      node_of[action_id(p, a).index()] = id;
-      action_.push_back(a);
-      rank_.push_back(static_cast<int32_t>(r));
-      dur_.push_back(to_fixed(cost_of(p, a), scale_));
-      mem_.push_back(to_fixed(memory_delta(p, a), mscale));
-      initial_[r].push_back(id);
-    }
-  const size_t n = action_.size();
-  preds_.assign(2 * n, Pred{});
-  npred_.assign(n, 0);
-  ScheduleIndex index(s);
-  for (size_t i = 0; i < n; ++i) {
-    for (Action d : dependencies(p, action_[i], index)) {
-      int32_t from = node_of[action_id(p, d).index()];
-      assert(from >= 0 && npred_[i] < 2 && "every dependency is one of the schedule's actions");
-      int64_t lag = rank_of(p, d) == rank_of(p, action_[i]) ? 0 : comm;
-      preds_[2 * i + static_cast<size_t>(npred_[i]++)] = {from, lag};
-    }
+  for (size_t r = 0; r < R; ++r) {
+    auto nodes = graph_.on_rank(static_cast<int32_t>(r));
+    initial_[r].assign(nodes.begin(), nodes.end());
   }
+  for (size_t i = 0; i < n; ++i) {
+    assert(graph_.missing_inputs(static_cast<int32_t>(i)) == 0 && "every dependency is one of the schedule's actions");
+    assert(graph_.succs(static_cast<int32_t>(i)).size() <= 2 && "a node has at most two dependents");
+  }
+  const int64_t mscale = graph_.memory_scale();
   cap_.assign(R, -1);
   for (size_t r = 0; r < R; ++r)
-    if (auto c = p.cap_of(RankId(static_cast<int32_t>(r)))) cap_[r] = to_fixed(*c, mscale);
+    if (auto c = problem_.cap_of(RankId(static_cast<int32_t>(r)))) cap_[r] = to_fixed(*c, mscale);
   start_.assign(n, 0);
   end_.assign(n, -1);
   waiter_.assign(2 * n, -1);
@@ -67,8 +49,7 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders) {
       const auto a = static_cast<size_t>(order[pos_[r]]);
       int64_t ready = free_[r];
       bool blocked = false;
-      for (int32_t k = 0; k < npred_[a]; ++k) {
-        const Pred& d = preds_[2 * a + static_cast<size_t>(k)];
+      for (const DepGraph::Edge& d : graph_.preds(static_cast<int32_t>(a))) {
         int64_t e = end_[static_cast<size_t>(d.node)];
         if (e < 0) {
           // Wait for it: a node has at most two dependents, so two slots always suffice.
@@ -83,7 +64,7 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders) {
       if (blocked) break;
       if (pos_[r] == 0) first_[r] = ready;
       start_[a] = ready;
-      end_[a] = ready + dur_[a];
+      end_[a] = ready + graph_.duration(static_cast<int32_t>(a));
       free_[r] = end_[a];
       ++pos_[r];
       ++done;
@@ -108,7 +89,7 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders) {
 int64_t OrderSimulator::peak_memory(const std::vector<int32_t>& order) const {
   int64_t cur = 0, peak = 0;
   for (int32_t a : order) {
-    cur += mem_[static_cast<size_t>(a)];
+    cur += graph_.memory(a);
     peak = std::max(peak, cur);
   }
   return peak;
@@ -123,7 +104,7 @@ Schedule OrderSimulator::to_schedule(const std::vector<std::vector<int32_t>>& or
   s.problem = problem_;
   s.ranks.resize(orders.size());
   for (size_t r = 0; r < orders.size(); ++r)
-    for (int32_t a : orders[r]) s.ranks[r].push_back(action_[static_cast<size_t>(a)]);
+    for (int32_t a : orders[r]) s.ranks[r].push_back(graph_.action(a));
   return s;
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 // ir::OrderSimulator: the simulator of ir/simulate.h specialised for searching over orders. The
-// set of actions is fixed once (from a schedule without overlapped units); each run times a new
-// per-rank order of those actions, as-soon-as-possible, tick for tick as ir::simulate does, in
-// O(actions) with no allocation. The local search evaluates millions of orders with it.
+// set of actions is fixed once (from a schedule without overlapped units, as an ir::DepGraph);
+// each run times a new per-rank order of those actions, as-soon-as-possible, tick for tick as
+// ir::simulate does, in O(actions) with no allocation. The local search evaluates millions of
+// orders with it.
 
 #include <cstdint>
 #include <vector>
 
+#include "ir/dep_graph.h"
 #include "ir/schedule.h"
 
 namespace schedc::ir {
@@ -17,26 +19,25 @@ class OrderSimulator {
   /// `s` must not have overlapped units, and every action's dependencies must be in `s`.
   explicit OrderSimulator(const Schedule& s);
 
-  size_t size() const { return action_.size(); }
+  /// The dependency graph the orders are timed on (ir::DepGraph::of_schedule of `s`).
+  const DepGraph& graph() const { return graph_; }
+  size_t size() const { return graph_.size(); }
   size_t num_ranks() const { return initial_.size(); }
-  Action action(int32_t node) const { return action_[static_cast<size_t>(node)]; }
-  int32_t rank(int32_t node) const { return rank_[static_cast<size_t>(node)]; }
-  int64_t duration(int32_t node) const { return dur_[static_cast<size_t>(node)]; }
+  Action action(int32_t node) const { return graph_.action(node); }
+  int32_t rank(int32_t node) const { return graph_.rank(node); }
+  int64_t duration(int32_t node) const { return graph_.duration(node); }
   /// Memory delta at ir::memory_scale of the problem.
-  int64_t memory(int32_t node) const { return mem_[static_cast<size_t>(node)]; }
+  int64_t memory(int32_t node) const { return graph_.memory(node); }
   /// A rank's cap at ir::memory_scale, or -1 when unlimited.
   int64_t cap(size_t rank) const { return cap_[rank]; }
   /// The dependencies of a node (at most two), each with its lag in ticks.
-  struct Pred {
-    int32_t node = -1;
-    int64_t lag = 0;
-  };
-  const Pred* preds_begin(int32_t node) const { return &preds_[static_cast<size_t>(node) * 2]; }
-  int32_t num_preds(int32_t node) const { return npred_[static_cast<size_t>(node)]; }
+  using Pred = DepGraph::Edge;
+  const Pred* preds_begin(int32_t node) const { return graph_.preds(node).data(); }
+  int32_t num_preds(int32_t node) const { return static_cast<int32_t>(graph_.preds(node).size()); }
   /// The orders of the schedule the simulator was built from.
   const std::vector<std::vector<int32_t>>& initial_orders() const { return initial_; }
   /// Ticks per time unit (ir::time_scale of the problem).
-  int64_t scale() const { return scale_; }
+  int64_t scale() const { return graph_.time_scale(); }
 
   /// Times every node of `orders`; false when they deadlock (a dependency that never completes).
   bool run(const std::vector<std::vector<int32_t>>& orders);
@@ -60,12 +61,8 @@ class OrderSimulator {
 
  private:
   Problem problem_;
-  int64_t scale_ = 1;
-  std::vector<Action> action_;
-  std::vector<int32_t> rank_;
-  std::vector<int64_t> dur_, mem_, cap_;
-  std::vector<Pred> preds_;       // two slots per node
-  std::vector<int8_t> npred_;
+  DepGraph graph_;
+  std::vector<int64_t> cap_;
   std::vector<std::vector<int32_t>> initial_;
   // Per run.
   std::vector<int64_t> start_, end_;

@@ -50,8 +50,8 @@ class ScheduleIndex {
   std::vector<Pos> pos_;
 };
 
-/// The actions `a` waits for (DESIGN section 3): F after the previous stage's F; B/BW after the
-/// same stage's F and the next stage's backward; W after its B.
+/// The actions `a` waits for (DESIGN section 3), the reference rule of ir::simulate and ir::verify, kept
+/// apart from ir::DepGraph's: F after F(s-1); B/BW after F(s) and the backward of s+1; W after its B.
 llvm::SmallVector<Action, 2> dependencies(const Problem& p, Action a, const ScheduleIndex& index);
 
 /// Latency added to the dependency `from` -> `to`: `comm` when their ranks differ, else 0.

@@ -1,6 +1,6 @@
 #pragma once
 // The simulator: as-soon-as-possible execution of a schedule (DESIGN section 3), exact for decimal
-// inputs (fixed-point ticks), and the metrics defined there.
+// inputs (fixed-point ticks), and its metrics; the reference semantics, so it uses no ir::DepGraph.
 
 #include <cstdint>
 #include <optional>

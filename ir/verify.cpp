@@ -267,13 +267,21 @@ std::vector<VerifyIssue> verify(const Schedule& s, const VerifyOptions& options)
 std::string render_order(const Schedule& s, int32_t rank, int32_t mark) {
   if (rank < 0 || static_cast<size_t>(rank) >= s.ranks.size()) return {};
   const auto& order = s.ranks[static_cast<size_t>(rank)];
+  const auto n = static_cast<int32_t>(order.size());
+  const auto r = static_cast<size_t>(rank);
+  // A long order shows the actions around the mark only, whole overlapped units at the edges.
+  constexpr int32_t kContext = 12;
+  int32_t first = 0, last = n;
+  if (n > 2 * kContext + 1) {
+    int32_t at = std::clamp(mark, 0, n - 1);
+    first = std::max(0, at - kContext);
+    last = std::min(n, at + kContext + 1);
+    if (first > 0 && s.overlap_starts_at(r, first - 1)) --first;
+    if (last < n && s.overlap_starts_at(r, last - 1)) ++last;
+  }
   std::string out = "rank " + std::to_string(rank) + ":";
   size_t col = out.size();
-  for (int32_t i = 0; i < static_cast<int32_t>(order.size()); ++i) {
-    std::string t = format_action(order[static_cast<size_t>(i)]);
-    if (i == mark) t = ">>" + t + "<<";
-    if (s.overlap_starts_at(static_cast<size_t>(rank), i)) t = "(" + t;
-    if (i > 0 && s.overlap_starts_at(static_cast<size_t>(rank), i - 1)) t += ")";
+  auto put = [&](const std::string& t) {
     if (col + 1 + t.size() > 100) {
       out += "\n       ";
       col = 7;
@@ -281,7 +289,16 @@ std::string render_order(const Schedule& s, int32_t rank, int32_t mark) {
     out += ' ';
     out += t;
     col += 1 + t.size();
+  };
+  if (first > 0) put("[" + std::to_string(first) + " earlier]");
+  for (int32_t i = first; i < last; ++i) {
+    std::string t = format_action(order[static_cast<size_t>(i)]);
+    if (i == mark) t = ">>" + t + "<<";
+    if (s.overlap_starts_at(r, i)) t = "(" + t;
+    if (i > 0 && s.overlap_starts_at(r, i - 1)) t += ")";
+    put(t);
   }
+  if (last < n) put("[" + std::to_string(n - last) + " more]");
   return out + "\n";
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The schedule verifier: every required action exactly once, on its rank, in an order consistent
-// with the dependencies, without cross-rank deadlock, and within every rank's memory cap.
+// with the dependencies, without deadlock, within every cap; a reference, so it uses no ir::DepGraph.
 
 #include <cstdint>
 #include <optional>
@@ -30,7 +30,8 @@ struct VerifyOptions {
 /// Later checks run only when the earlier ones pass, so that each message has a clear cause.
 std::vector<VerifyIssue> verify(const Schedule& s, const VerifyOptions& options = {});
 
-/// Rank `rank`'s order on one or more lines, the action at `mark` shown as `>>F3.s1<<`.
+/// Rank `rank`'s order on one or more lines, the action at `mark` shown as `>>F3.s1<<`; a long
+/// order shows only the dozen actions on either side of the mark and counts the rest.
 std::string render_order(const Schedule& s, int32_t rank, int32_t mark);
 
 }  // namespace schedc::ir

@@ -5,12 +5,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "frontend/lexer.h"
 #include "frontend/reporter.h"
 #include "profile/profile.h"
+#include "support/input.h"
 
 namespace schedc::profile {
 namespace {
@@ -91,10 +90,9 @@ bool write_spec_atomically(const std::string& path, const std::string& expected,
     return false;
   };
   {
-    std::ifstream now(target, std::ios::binary);
-    std::stringstream ss;
-    ss << now.rdbuf();
-    if (!now || ss.str() != expected)
+    // Read no more than it held: a longer file has changed too.
+    auto now = read_input(target.string(), expected.size());
+    if (!std::holds_alternative<std::string>(now) || std::get<std::string>(now) != expected)
       return fail("it changed while the costs were measured (run `schedc profile` again)", {});
   }
   struct stat st {};

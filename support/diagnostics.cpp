@@ -1,5 +1,6 @@
 #include "support/diagnostics.h"
 
+#include <algorithm>
 #include <array>
 #include <ostream>
 #include <sstream>
@@ -27,7 +28,31 @@ std::string_view severity_name(Severity s) {
   return "error";
 }
 
+// Moves `at` back to the start of the UTF-8 character it is inside.
+size_t char_start(std::string_view s, size_t at) {
+  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
 }  // namespace
+
+SourceWindow source_window(std::string_view line, int32_t col) {
+  size_t caret = col > 1 ? std::min(static_cast<size_t>(col - 1), line.size()) : 0;
+  if (line.size() <= kMaxShownColumns) return {std::string(line), caret};
+  // From the start of the line when the caret is in its first two thirds; else the caret a third
+  // of the way in: what leads to the spot matters more than what follows.
+  size_t begin = caret > kMaxShownColumns * 2 / 3 ? caret - kMaxShownColumns / 3 : 0;
+  begin = std::min(begin, line.size() - kMaxShownColumns);
+  size_t end = begin + kMaxShownColumns;
+  begin = char_start(line, begin);
+  end = char_start(line, end);
+  SourceWindow w;
+  if (begin > 0) w.text = "...";
+  w.caret = caret - begin + w.text.size();
+  w.text += line.substr(begin, end - begin);
+  if (end < line.size()) w.text += "...";
+  return w;
+}
 
 std::string_view diag_kind_name(DiagKind kind) { return kKinds[static_cast<size_t>(kind)].name; }
 std::string_view diag_kind_description(DiagKind kind) { return kKinds[static_cast<size_t>(kind)].what; }
@@ -74,11 +99,11 @@ void Diagnostics::print(std::ostream& os, std::string_view program) const {
     if (!sources_ || !d.loc.has_line()) continue;
     std::string_view line = sources_->line_text(d.loc.file, d.loc.line);
     if (line.empty()) continue;
-    os << line << '\n';
+    SourceWindow w = source_window(line, d.loc.col);
+    os << w.text << '\n';
     // Keep tabs so that the caret lines up under the column in any terminal.
     std::string caret;
-    for (int32_t i = 1; i < d.loc.col && static_cast<size_t>(i - 1) < line.size(); ++i)
-      caret += line[static_cast<size_t>(i - 1)] == '\t' ? '\t' : ' ';
+    for (size_t i = 0; i < w.caret && i < w.text.size(); ++i) caret += w.text[i] == '\t' ? '\t' : ' ';
     os << caret << "^\n";
   }
 }
@@ -91,7 +116,12 @@ std::string Diagnostics::str(std::string_view program) const {
 
 std::string backtick(std::string_view value) {
   std::string s = "`";
-  s += value;
+  if (value.size() <= kMaxShownValue) {
+    s += value;
+  } else {
+    s += value.substr(0, char_start(value, kMaxShownValue));
+    s += "...";
+  }
   s += '`';
   return s;
 }

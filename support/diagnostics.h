@@ -61,7 +61,21 @@ class Diagnostics {
   size_t error_count_ = 0;
 };
 
-/// Wraps a user-provided value for a message: `value` in backticks.
+/// Wraps a user-provided value for a message: `value` in backticks, cut to its first
+/// kMaxShownValue bytes and `...` when longer (a hostile input's token can be megabytes).
 std::string backtick(std::string_view value);
+inline constexpr size_t kMaxShownValue = 120;
+
+/// A diagnostic shows at most this many bytes of its source line: a window around the caret,
+/// with `...` where the line was cut (a one-line JSON or CSV file can be hundreds of megabytes).
+inline constexpr size_t kMaxShownColumns = 120;
+
+/// The part of `line` a diagnostic shows for 1-based column `col`, and the caret's byte offset
+/// in it.
+struct SourceWindow {
+  std::string text;
+  size_t caret = 0;
+};
+SourceWindow source_window(std::string_view line, int32_t col);
 
 }  // namespace schedc

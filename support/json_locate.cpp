@@ -142,4 +142,22 @@ size_t json_locate(std::string_view text, std::string_view pointer) {
   return found;
 }
 
+size_t json_too_deep(std::string_view text, size_t max_depth) {
+  size_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {  // skip the string, escapes included; an unclosed one is the parser's to report
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace schedc

@@ -11,4 +11,9 @@ namespace schedc {
 /// path does not exist all the way, and 0 for an unreadable document.
 size_t json_locate(std::string_view text, std::string_view pointer);
 
+/// The offset of the first `[` or `{` in `text` that opens a level deeper than `max_depth`, or
+/// npos. A quick pass before parsing: nlohmann's parser keeps up, but recursive walks of the
+/// parsed value (dump, compare, destroy) would overflow the stack on a deep document.
+size_t json_too_deep(std::string_view text, size_t max_depth);
+
 }  // namespace schedc

@@ -1,13 +1,18 @@
 #include "support/source.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cstring>
 
 namespace schedc {
 
 int32_t SourceManager::add(std::string path, std::string text) {
+  assert(text.size() < UINT32_MAX && "a source buffer of 4 GiB or more (inputs are read up to 256 MiB)");
   File f{std::move(path), std::move(text), {0}};
-  for (size_t i = 0; i < f.text.size(); ++i)
-    if (f.text[i] == '\n') f.line_starts.push_back(i + 1);
+  const char* begin = f.text.data();
+  const char* end = begin + f.text.size();
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p))));)
+    f.line_starts.push_back(static_cast<uint32_t>(++p - begin));
   files_.push_back(std::move(f));
   return static_cast<int32_t>(files_.size() - 1);
 }
@@ -28,7 +33,7 @@ std::string_view SourceManager::line_text(int32_t file, int32_t line) const {
 SourceLoc SourceManager::loc_at(int32_t file, size_t offset) const {
   const File& f = files_[static_cast<size_t>(file)];
   offset = std::min(offset, f.text.size());
-  auto it = std::upper_bound(f.line_starts.begin(), f.line_starts.end(), offset);
+  auto it = std::upper_bound(f.line_starts.begin(), f.line_starts.end(), static_cast<uint32_t>(offset));
   size_t line = static_cast<size_t>(it - f.line_starts.begin());
   size_t col = offset - f.line_starts[line - 1] + 1;
   return SourceLoc{file, static_cast<int32_t>(line), static_cast<int32_t>(col)};

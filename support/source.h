@@ -22,7 +22,8 @@ struct SourceLoc {
 /// Owns the text of every file the compiler reads; files are referred to by their index.
 class SourceManager {
  public:
-  /// Adds a buffer and returns its file id.
+  /// Adds a buffer (under 4 GiB; inputs are read up to support/input.h's kMaxInputBytes) and
+  /// returns its file id.
   int32_t add(std::string path, std::string text);
   const std::string& path(int32_t file) const { return files_[static_cast<size_t>(file)].path; }
   const std::string& text(int32_t file) const { return files_[static_cast<size_t>(file)].text; }
@@ -35,7 +36,7 @@ class SourceManager {
   struct File {
     std::string path;
     std::string text;
-    std::vector<size_t> line_starts;
+    std::vector<uint32_t> line_starts;  // 4 bytes a line: a file of empty lines stays small
   };
   std::vector<File> files_;
 };

@@ -182,8 +182,7 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 }
 
 ListScheduler::ListScheduler(const ir::Problem& p)
-    : p_(p), time_scale_(ir::time_scale(p)), memory_scale_(ir::memory_scale(p)),
-      comm_(ir::to_fixed(p.cost.comm, time_scale_)) {
+    : p_(p), time_scale_(ir::time_scale(p)), memory_scale_(ir::memory_scale(p)) {
   size_t R = static_cast<size_t>(p.ranks);
   streams_.resize(R);
   next_.resize(R);
@@ -191,12 +190,40 @@ ListScheduler::ListScheduler(const ir::Problem& p)
   weights_next_.assign(R, 0);
   state_.resize(R);
   orders_.resize(R);
-  size_t slots = static_cast<size_t>(p.microbatches) * static_cast<size_t>(p.num_stages());
-  f_end_.assign(slots, -1);
-  b_end_.assign(slots, -1);
-  b_kind_.assign(slots, p.backward == ir::BackwardMode::Fused ? ir::ActionKind::BW : ir::ActionKind::B);
-  memo_.assign(slots * 2, 0);
-  memo_stamp_.assign(slots * 2, 0);
+}
+
+const ir::DepGraph& ListScheduler::graph() const {
+  if (graph_) return *graph_;
+  // Nodes in action-id order (microbatch, stage, kind), so that an action and its inputs lie close.
+  std::vector<char> present(ir::num_action_slots(p_), 0);
+  for (const auto& rank_streams : streams_)
+    for (const auto& stream : rank_streams)
+      for (ir::Action a : stream) {
+        present[ir::action_id(p_, a).index()] = 1;
+        if (queue_weights_ && a.kind == ir::ActionKind::B)
+          present[ir::action_id(p_, ir::W(a.mb.value, a.stage.value)).index()] = 1;
+      }
+  std::vector<ir::Action> actions;
+  for (size_t id = 0; id < present.size(); ++id)
+    if (present[id]) actions.push_back(ir::action_at(p_, ir::ActionId(static_cast<int32_t>(id))));
+  graph_.emplace(p_, actions);
+  stream_nodes_.resize(streams_.size());
+  for (size_t r = 0; r < streams_.size(); ++r)
+    for (const auto& stream : streams_[r]) {
+      std::vector<int32_t> nodes;
+      nodes.reserve(stream.size());
+      for (ir::Action a : stream) nodes.push_back(graph_->node_of(a));
+      stream_nodes_[r].push_back(std::move(nodes));
+    }
+  const size_t n = graph_->size();
+  node_.assign(n, NodeState{});
+  for (size_t v = 0; v < n; ++v) {
+    auto x = static_cast<int32_t>(v);
+    node_[v].waiting = static_cast<int32_t>(graph_->preds(x).size()) + graph_->missing_inputs(x);
+  }
+  memo_.assign(graph_->size(), 0);
+  memo_stamp_.assign(graph_->size(), 0);
+  return *graph_;
 }
 
 std::optional<ir::Action> ListScheduler::head(int32_t rank, int32_t stream) const {
@@ -206,46 +233,30 @@ std::optional<ir::Action> ListScheduler::head(int32_t rank, int32_t stream) cons
 }
 
 int64_t ListScheduler::earliest_start(ir::Action a) const {
+  const ir::DepGraph& g = graph();
   if (++stamp_ == 0) std::fill(memo_stamp_.begin(), memo_stamp_.end(), 0), stamp_ = 1;
-  const int32_t S = p_.num_stages();
-  auto slot = [&](int32_t mb, int32_t stage) {
-    return static_cast<size_t>(mb) * static_cast<size_t>(S) + static_cast<size_t>(stage);
-  };
-  // End of the forward / input-gradient pass of (mb, stage): its tick once run, else a bound.
-  std::function<int64_t(ir::Action)> start;
-  auto end_of = [&](ir::Action x) -> int64_t {
-    size_t i = slot(x.mb.value, x.stage.value);
-    int64_t done = x.kind == ir::ActionKind::F ? f_end_[i] : b_end_[i];
-    if (done >= 0) return done;
-    return start(x) + duration(x);
-  };
-  start = [&](ir::Action x) -> int64_t {
-    size_t i = slot(x.mb.value, x.stage.value) * 2 + (x.kind == ir::ActionKind::F ? 0 : 1);
+  const int32_t v = g.node_of(a);
+  assert(v >= 0 && "earliest_start asks for an action of a stream");
+  if (v < 0) return state_[ir::rank_of(p_, a).index()].free_at;
+  // Start of node x: its rank free, and every input's end (its tick once run, else a bound) plus lag.
+  auto start = [&](auto& self, int32_t x) -> int64_t {
+    auto i = static_cast<size_t>(x);
     if (memo_stamp_[i] == stamp_) return memo_[i];
-    int32_t rank = p_.rank_of(x.mb, x.stage).value;
-    auto lag = [&](int32_t stage) { return p_.rank_of(x.mb, ir::StageId(stage)).value == rank ? 0 : comm_; };
-    int64_t t = state_[static_cast<size_t>(rank)].free_at;
-    int32_t s = x.stage.value;
-    if (x.kind == ir::ActionKind::F) {
-      if (s > 0) t = std::max(t, end_of(ir::F(x.mb.value, s - 1)) + lag(s - 1));
-    } else {
-      t = std::max(t, end_of(ir::F(x.mb.value, s)));
-      if (s + 1 < S) {
-        ir::Action next{b_kind_[slot(x.mb.value, s + 1)], x.mb, ir::StageId(s + 1)};
-        t = std::max(t, end_of(next) + lag(s + 1));
-      }
+    int64_t t = state_[static_cast<size_t>(g.rank(x))].free_at;
+    for (const ir::DepGraph::Edge& e : g.preds(x)) {
+      int64_t done = node_[static_cast<size_t>(e.node)].end;
+      int64_t end = done >= 0 ? done : self(self, e.node) + g.duration(e.node);
+      t = std::max(t, end + e.lag);
     }
     memo_stamp_[i] = stamp_;
     memo_[i] = t;
     return t;
   };
-  return start(a);
+  return start(start, v);
 }
 
 void ListScheduler::add_stream(int32_t rank, std::vector<ir::Action> actions) {
-  for (ir::Action a : actions)
-    if (ir::is_backward(a.kind))
-      b_kind_[static_cast<size_t>(a.mb.value) * static_cast<size_t>(p_.num_stages()) + a.stage.index()] = a.kind;
+  assert(!graph_ && "streams are added before the scheduler runs");
   streams_[static_cast<size_t>(rank)].push_back(std::move(actions));
   next_[static_cast<size_t>(rank)].push_back(0);
 }
@@ -256,50 +267,25 @@ int64_t ListScheduler::memory_delta(ir::Action a) const {
 
 int64_t ListScheduler::duration(ir::Action a) const { return ir::to_fixed(ir::cost_of(p_, a), time_scale_); }
 
-std::optional<int64_t> ListScheduler::ready_time(ir::Action a, int32_t rank) const {
-  const int32_t S = p_.num_stages();
-  const int32_t s = a.stage.value;
-  auto slot = [&](int32_t stage) {
-    return static_cast<size_t>(a.mb.value) * static_cast<size_t>(S) + static_cast<size_t>(stage);
-  };
-  auto lag = [&](int32_t stage) { return p_.rank_of(a.mb, ir::StageId(stage)).value == rank ? 0 : comm_; };
-  int64_t t = 0;
-  switch (a.kind) {
-    case ir::ActionKind::F:
-      if (s > 0) {
-        if (f_end_[slot(s - 1)] < 0) return std::nullopt;
-        t = f_end_[slot(s - 1)] + lag(s - 1);
-      }
-      return t;
-    case ir::ActionKind::B:
-    case ir::ActionKind::BW:
-      if (f_end_[slot(s)] < 0) return std::nullopt;
-      t = f_end_[slot(s)];
-      if (s + 1 < S) {
-        if (b_end_[slot(s + 1)] < 0) return std::nullopt;
-        t = std::max(t, b_end_[slot(s + 1)] + lag(s + 1));
-      }
-      return t;
-    case ir::ActionKind::W:
-      // Queued only after its B ran on this rank.
-      return b_end_[slot(s)];
-  }
-  return std::nullopt;
-}
-
 ListScheduler::Choice ListScheduler::decide(int32_t rank, const Policy* policy) const {
   size_t r = static_cast<size_t>(rank);
   const RankState& st = state_[r];
+  const ir::DepGraph& g = *graph_;
   std::vector<Candidate> cands;
+  // The node of a candidate: the next one of its stream, or of the weight queue.
+  auto node = [&](const Candidate& c) {
+    if (c.stream < 0) return weights_[r][weights_next_[r]];
+    auto k = static_cast<size_t>(c.stream);
+    return stream_nodes_[r][k][next_[r][k]];
+  };
   for (size_t k = 0; k < streams_[r].size(); ++k) {
     if (next_[r][k] >= streams_[r][k].size()) continue;
-    ir::Action a = streams_[r][k][next_[r][k]];
-    auto ready = ready_time(a, rank);
-    if (ready) cands.push_back({a, static_cast<int32_t>(k), *ready});
+    auto ready = ready_time(stream_nodes_[r][k][next_[r][k]]);
+    if (ready) cands.push_back({streams_[r][k][next_[r][k]], static_cast<int32_t>(k), *ready});
   }
   if (weights_next_[r] < weights_[r].size()) {
-    ir::Action w = weights_[r][weights_next_[r]];
-    cands.push_back({w, -1, *ready_time(w, rank)});
+    int32_t w = weights_[r][weights_next_[r]];
+    cands.push_back({g.action(w), -1, *ready_time(w)});
   }
   std::vector<std::optional<int64_t>> keys(cands.size());
   int64_t first = kNever;
@@ -320,27 +306,30 @@ ListScheduler::Choice ListScheduler::decide(int32_t rank, const Policy* policy) 
     best = i;
   }
   assert(best < cands.size() && "the earliest allowed candidate is ready at the decision time");
-  return Choice{at, cands[best]};
+  return Choice{at, cands[best], node(cands[best])};
 }
 
-void ListScheduler::commit(int32_t rank, const Candidate& c, int64_t start) {
+void ListScheduler::commit(int32_t rank, const Choice& choice) {
   size_t r = static_cast<size_t>(rank);
+  const Candidate& c = choice.cand;
   ir::Action a = c.action;
-  int64_t end = start + duration(a);
+  int64_t end = choice.at + graph_->duration(choice.node);
   RankState& st = state_[r];
   st.free_at = end;
-  st.memory += memory_delta(a);
-  size_t slot = static_cast<size_t>(a.mb.value) * static_cast<size_t>(p_.num_stages()) + a.stage.index();
+  st.memory += graph_->memory(choice.node);
+  node_[static_cast<size_t>(choice.node)].end = end;
+  for (const ir::DepGraph::Edge& e : graph_->succs(choice.node)) {
+    NodeState& next = node_[static_cast<size_t>(e.node)];
+    next.ready = std::max(next.ready, end + e.lag);
+    --next.waiting;
+  }
   switch (a.kind) {
-    case ir::ActionKind::F:
-      f_end_[slot] = end;
-      ++st.forwards;
-      break;
+    case ir::ActionKind::F: ++st.forwards; break;
     case ir::ActionKind::B:
     case ir::ActionKind::BW:
-      b_end_[slot] = end;
       ++st.backwards;
-      if (a.kind == ir::ActionKind::B && queue_weights_) weights_[r].push_back(ir::W(a.mb.value, a.stage.value));
+      if (a.kind == ir::ActionKind::B && queue_weights_)
+        weights_[r].push_back(graph_->node_of(ir::W(a.mb.value, a.stage.value)));
       break;
     case ir::ActionKind::W: ++st.weights; break;
   }
@@ -352,6 +341,7 @@ void ListScheduler::commit(int32_t rank, const Candidate& c, int64_t start) {
 
 bool ListScheduler::run(const Policy& policy) {
   const int32_t R = p_.ranks;
+  graph();  // decide, ready_time and commit read graph_
   size_t remaining = 0;
   for (const auto& rank_streams : streams_)
     for (const auto& s : rank_streams) remaining += s.size();
@@ -391,7 +381,7 @@ bool ListScheduler::run(const Policy& policy) {
       if (pick < 0) return false;
       ++overrides_;
     }
-    commit(pick, chosen.cand, chosen.at);
+    commit(pick, chosen);
     --remaining;  // a queued W counts once its B has run
     if (queue_weights_ && chosen.cand.action.kind == ir::ActionKind::B) ++remaining;
     // Only the owner and the ranks of the neighbouring stages can see a new candidate.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/action.h"
+#include "ir/dep_graph.h"
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "ir/schedule.h"
@@ -108,12 +109,13 @@ class PhaseSteps {
 /// follows a B inside an overlapped unit goes right after the unit.
 void adapt_backward(ir::Schedule& s);
 
-/// A greedy list scheduler. It simulates as-soon-as-possible execution (DESIGN section 3) and,
-/// whenever a rank is free, runs one of the heads of that rank's streams (fixed sequences of
-/// actions) or, when weight queuing is on, the oldest W whose B has run on that rank. A policy
-/// says which candidates are allowed now and which one is preferred. Orders built this way
-/// replay to the same timeline under ir::simulate, and never deadlock: when the policy allows
-/// nothing anywhere, the scheduler ignores it for one step (the family's memory limits are soft).
+/// A greedy list scheduler. It simulates as-soon-as-possible execution (DESIGN section 3, on the
+/// ir::DepGraph of its streams' actions) and, whenever a rank is free, runs one of the heads of
+/// that rank's streams (fixed sequences of actions) or, when weight queuing is on, the oldest W
+/// whose B has run on that rank. A policy says which candidates are allowed now and which one is
+/// preferred. Orders built this way replay to the same timeline under ir::simulate, and never
+/// deadlock: when the policy allows nothing anywhere, the scheduler ignores it for one step (the
+/// family's memory limits are soft).
 class ListScheduler {
  public:
   struct Candidate {
@@ -156,21 +158,35 @@ class ListScheduler {
   struct Choice {
     int64_t at = -1;  // decision time; -1: nothing to run
     Candidate cand;
+    int32_t node = -1;  // the candidate's node in graph()
   };
-  std::optional<int64_t> ready_time(ir::Action a, int32_t rank) const;
+  /// The dependency graph of every stream's actions (and the W each B queues), built when first
+  /// needed; streams cannot be added afterwards.
+  const ir::DepGraph& graph() const;
+  /// When every input of node `v` has run: the latest of their ends plus lags.
+  std::optional<int64_t> ready_time(int32_t v) const {
+    const NodeState& n = node_[static_cast<size_t>(v)];
+    return n.waiting > 0 ? std::nullopt : std::optional<int64_t>(n.ready);
+  }
   Choice decide(int32_t rank, const Policy* policy) const;
-  void commit(int32_t rank, const Candidate& c, int64_t start);
+  void commit(int32_t rank, const Choice& c);
 
   const ir::Problem& p_;
-  int64_t time_scale_, memory_scale_, comm_;
+  int64_t time_scale_, memory_scale_;
   std::vector<std::vector<std::vector<ir::Action>>> streams_;  // [rank][stream]
   std::vector<std::vector<size_t>> next_;                       // [rank][stream]
-  std::vector<std::vector<ir::Action>> weights_;                // [rank] pending W queue
+  std::vector<std::vector<int32_t>> weights_;                   // [rank] pending W queue (nodes)
   std::vector<size_t> weights_next_;
   std::vector<RankState> state_;
-  std::vector<int64_t> f_end_, b_end_;  // [mb * S + stage]: end tick of F and of the input-gradient pass
-  std::vector<ir::ActionKind> b_kind_;  // [mb * S + stage]: the kind of input-gradient pass the streams hold
-  mutable std::vector<int64_t> memo_;   // earliest_start's per-call memo: [slot * 2 + is_backward]
+  mutable std::optional<ir::DepGraph> graph_;
+  mutable std::vector<std::vector<std::vector<int32_t>>> stream_nodes_;  // [rank][stream]: streams_ as nodes
+  struct NodeState {
+    int64_t end = -1;     // end tick once run
+    int64_t ready = 0;    // latest end plus lag of the inputs run so far
+    int32_t waiting = 0;  // inputs not run yet (a missing one never runs)
+  };
+  mutable std::vector<NodeState> node_;  // [node]
+  mutable std::vector<int64_t> memo_;    // earliest_start's per-call memo: [node]
   mutable std::vector<uint32_t> memo_stamp_;
   mutable uint32_t stamp_ = 0;
   std::vector<std::vector<ir::Action>> orders_;

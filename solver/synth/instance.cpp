@@ -6,13 +6,11 @@
 #include <limits>
 #include <numeric>
 
+#include "ir/dep_graph.h"
+
 namespace schedc::solver {
 
 namespace {
-
-int32_t slots(bool fused) { return fused ? 2 : 3; }
-
-int32_t slot_of(ir::ActionKind k) { return k == ir::ActionKind::F ? 0 : k == ir::ActionKind::W ? 2 : 1; }
 
 // On a rank that holds one stage of one direction, under the symmetric order: after F(i) starts the
 // rank holds a (i + 1) - b nB - w nW <= cap, and nW <= nB, so nB >= (a (i + 1) - cap) / (b + w): the
@@ -55,9 +53,7 @@ void add_memory_edges(Instance& inst) {
 }  // namespace
 
 int32_t Instance::node(ir::ActionKind kind, int32_t mb, int32_t stage) const {
-  if (fused && kind == ir::ActionKind::W) return -1;
-  if (fused != (kind == ir::ActionKind::BW) && kind != ir::ActionKind::F && kind != ir::ActionKind::W) return -1;
-  return (mb * problem->num_stages() + stage) * slots(fused) + slot_of(kind);
+  return ir::DepGraph::canonical_node(*problem, kind, mb, stage);
 }
 
 int64_t exact_grid(const ir::Problem& p) {
@@ -116,24 +112,24 @@ int64_t fitting_grid(const ir::Problem& p, int64_t grid) {
 }
 
 Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
-  using ir::ActionKind;
   Instance inst;
   inst.problem = &p;
   inst.fused = p.backward == ir::BackwardMode::Fused;
-  inst.time_scale = ir::time_scale(p);
-  inst.memory_scale = ir::memory_scale(p);
+  // The nodes, ranks, memory deltas and dependency edges of the problem, with the microbatch-order
+  // edges when symmetry is on: the solver's instance only rounds times to its grid.
+  const ir::DepGraph g(p, {.microbatch_order = o.symmetry});
+  inst.time_scale = g.time_scale();
+  inst.memory_scale = g.memory_scale();
   inst.ticks_per_step = fitting_grid(p, o.ticks_per_step > 0 ? o.ticks_per_step : exact_grid(p));
   const int64_t step = inst.ticks_per_step;
-  auto steps = [&](double v) {
-    int64_t t = ir::to_fixed(v, inst.time_scale);
+  auto steps = [&](int64_t t) {
     if (t % step != 0) inst.exact = false;
     // Nearest step; a zero-cost action still takes one step so that a rank's order is well defined.
     int64_t s = (t + step / 2) / step;
     if (s == 0 && t > 0) inst.exact = false;
     return static_cast<int32_t>(s);
   };
-  const int32_t S = p.num_stages(), m = p.microbatches, per = slots(inst.fused);
-  const size_t n = static_cast<size_t>(m) * static_cast<size_t>(S) * static_cast<size_t>(per);
+  const size_t n = g.size();
   inst.action.resize(n);
   inst.rank.resize(n);
   inst.dur.resize(n);
@@ -141,50 +137,30 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
   inst.succ.assign(n, {});
   inst.pred.assign(n, {});
   inst.on_rank.assign(static_cast<size_t>(p.ranks), {});
-  const int32_t comm = steps(p.cost.comm);
-  for (int32_t mb = 0; mb < m; ++mb)
-    for (int32_t s = 0; s < S; ++s)
-      for (ActionKind k : {ActionKind::F, inst.fused ? ActionKind::BW : ActionKind::B, ActionKind::W}) {
-        if (inst.fused && k == ActionKind::W) continue;
-        auto id = static_cast<size_t>(inst.node(k, mb, s));
-        ir::Action a{k, ir::MbId(mb), ir::StageId(s)};
-        inst.action[id] = a;
-        inst.rank[id] = ir::rank_of(p, a).value;
-        int32_t d = steps(ir::cost_of(p, a));
-        if (d == 0) {  // one step: the encoding needs every action to occupy its rank
-          inst.exact = false;
-          d = 1;
-        }
-        inst.dur[id] = d;
-        inst.mem[id] = ir::to_fixed(ir::memory_delta(p, a), inst.memory_scale);
-      }
-  for (size_t i = 0; i < n; ++i) inst.on_rank[static_cast<size_t>(inst.rank[i])].push_back(static_cast<int32_t>(i));
-  auto edge = [&](int32_t from, int32_t to, bool with_comm) {
-    int32_t lag = with_comm && inst.rank[static_cast<size_t>(from)] != inst.rank[static_cast<size_t>(to)] ? comm : 0;
-    inst.succ[static_cast<size_t>(from)].push_back({to, lag});
-    inst.pred[static_cast<size_t>(to)].push_back({from, lag});
-  };
-  const ActionKind bk = inst.fused ? ActionKind::BW : ActionKind::B;
-  for (int32_t mb = 0; mb < m; ++mb)
-    for (int32_t s = 0; s < S; ++s) {
-      int32_t f = inst.node(ActionKind::F, mb, s), b = inst.node(bk, mb, s);
-      if (s + 1 < S) {
-        edge(f, inst.node(ActionKind::F, mb, s + 1), true);
-        edge(inst.node(bk, mb, s + 1), b, true);
-      }
-      edge(f, b, true);
-      if (!inst.fused) edge(b, inst.node(ActionKind::W, mb, s), true);
+  const int32_t comm = steps(ir::to_fixed(p.cost.comm, inst.time_scale));
+  for (size_t id = 0; id < n; ++id) {
+    const auto v = static_cast<int32_t>(id);
+    inst.action[id] = g.action(v);
+    inst.rank[id] = g.rank(v);
+    int32_t d = steps(g.duration(v));
+    if (d == 0) {  // one step: the encoding needs every action to occupy its rank
+      inst.exact = false;
+      d = 1;
     }
+    inst.dur[id] = d;
+    inst.mem[id] = g.memory(v);
+  }
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    auto nodes = g.on_rank(r);
+    inst.on_rank[static_cast<size_t>(r)].assign(nodes.begin(), nodes.end());
+  }
+  // A lag is 0 or the comm latency, rounded like it.
+  for (size_t id = 0; id < n; ++id) {
+    const auto v = static_cast<int32_t>(id);
+    for (const ir::DepGraph::Edge& e : g.succs(v)) inst.succ[id].push_back({e.node, e.lag == 0 ? 0 : comm});
+    for (const ir::DepGraph::Edge& e : g.preds(v)) inst.pred[id].push_back({e.node, e.lag == 0 ? 0 : comm});
+  }
   inst.symmetric = o.symmetry;
-  if (o.symmetry)
-    for (int32_t mb = 0; mb + 1 < m; ++mb) {
-      if (p.direction_of(ir::MbId(mb)) != p.direction_of(ir::MbId(mb + 1))) continue;
-      for (int32_t s = 0; s < S; ++s)
-        for (ActionKind k : {ActionKind::F, bk, ActionKind::W}) {
-          if (inst.fused && k == ActionKind::W) continue;
-          edge(inst.node(k, mb, s), inst.node(k, mb + 1, s), false);
-        }
-    }
   inst.cap.assign(static_cast<size_t>(p.ranks), -1);
   for (int32_t r = 0; r < p.ranks; ++r)
     if (auto c = p.cap_of(ir::RankId(r))) inst.cap[static_cast<size_t>(r)] = ir::to_fixed(*c, inst.memory_scale);

@@ -1,8 +1,8 @@
 #pragma once
-// The solver's view of a problem: every action as a node with an integer duration (in grid steps),
-// its rank, its memory delta (fixed point), and the precedence edges with their lags, plus heads and
-// tails (earliest start, least time after the end). One Instance serves the greedy scheduler, the
-// lower-bound probes and the SAT encoding.
+// The solver's view of a problem: ir::DepGraph's nodes (rank, memory delta) and edges with times
+// rounded to integer grid steps, plus heads and tails (earliest start, least time after the end)
+// tightened by one-machine reasoning. One Instance serves the greedy scheduler, the lower-bound
+// probes and the SAT encoding.
 
 #include <cstdint>
 #include <vector>

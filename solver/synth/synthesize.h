@@ -17,6 +17,9 @@
 namespace schedc::solver {
 
 inline constexpr int kMaxThreads = 256;
+/// The range of `--time-limit` and the `time_limit` solve option, in seconds.
+inline constexpr double kMinTimeLimit = 0.01;
+inline constexpr double kMaxTimeLimit = 86400;
 
 struct SolveOptions {
   double time_limit_s = 60;

@@ -15,9 +15,10 @@ void add_check_command(CLI::App& app, int& rc) {
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
-  cmd->add_option("spec", opts->path, "the .sched or schedule .json file")->required();
+  cmd->add_option("spec", opts->path, "the .sched or schedule .json file; - reads a spec from stdin")->required();
   opts->problem.add_to(*cmd);
   cmd->callback([opts, &rc] {
+    if (opts->path.empty()) throw CommandLineError{"check: the path of the spec is empty"};
     Session s;
     auto in = load_input(s, opts->path, opts->problem);
     if (in) {
@@ -31,7 +32,7 @@ void add_check_command(CLI::App& app, int& rc) {
       return;
     }
     const ir::Problem& p = in->spec.problem;
-    std::cout << opts->path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, "
+    std::cout << s.sources.path(in->file) << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, "
               << p.microbatches << " microbatches, " << ir::to_string(p.direction) << ", "
               << ir::to_string(p.placement) << ", backward " << ir::to_string(p.backward) << "\n";
     rc = s.finish(kOk);

@@ -10,11 +10,10 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "frontend/spec.h"
 #include "profile/profile.h"
+#include "support/input.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 #include "tools/schedc/executor.h"
@@ -39,12 +38,6 @@ struct TempFile {
   }
 };
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // The problem a run of this input uses, without running a solver.
 std::optional<ir::Problem> problem_of(Session& s, Input& in, const ScheduleFlags& flags) {
@@ -174,9 +167,11 @@ void add_profile_command(CLI::App& app, int& rc) {
       rc = s.finish(status == 2 ? kInternalError : kInputError);
       return;
     }
-    std::string json = read_all(out.path);
-    std::string error;
-    auto measured = profile::read_measured(json, ex->program.problem.num_stages(), &error);
+    auto read = read_input(out.path);
+    std::string json = std::holds_alternative<std::string>(read) ? std::get<std::string>(read) : "";
+    std::string error = std::holds_alternative<ReadFailure>(read) ? std::get<ReadFailure>(read).message : "";
+    auto measured = error.empty() ? profile::read_measured(json, ex->program.problem.num_stages(), &error)
+                                  : std::nullopt;
     if (!measured) {
       s.diags.error(DiagKind::Internal, {}, "the executor's measurements cannot be read (a bug in schedc): " + error);
       rc = s.finish(kInternalError);

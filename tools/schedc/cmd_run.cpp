@@ -7,6 +7,21 @@
 #include "tools/schedc/executor.h"
 
 namespace schedc::driver {
+namespace {
+
+// `--fault drop-send=RANK | throw=RANK` (testing), checked here: the executor rejecting its
+// command line means a bug in schedc, never a user's mistake.
+void check_fault(const std::string& fault, int32_t ranks) {
+  if (fault.empty()) return;
+  size_t eq = fault.find('=');
+  std::string kind = fault.substr(0, eq), rank = eq == std::string::npos ? "" : fault.substr(eq + 1);
+  bool digits = !rank.empty() && rank.size() <= 6 && rank.find_first_not_of("0123456789") == std::string::npos;
+  if ((kind == "drop-send" || kind == "throw") && digits && std::stoi(rank) < ranks) return;
+  throw CommandLineError{"--fault: expected `drop-send=RANK` or `throw=RANK` with RANK in 0.." +
+                         std::to_string(ranks - 1) + ", got " + backtick(fault)};
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, int& rc) {
   struct Opts {
@@ -32,6 +47,7 @@ void add_run_command(CLI::App& app, int& rc) {
     // The runtime block is compiled in as the executor's defaults; the flags are passed at run
     // time, so that changing them does not rebuild.
     auto ex = load_executor(s, opts->args, nullptr, &code);
+    if (ex) check_fault(opts->fault, ex->program.problem.ranks);
     auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
     if (!exe) {
       rc = s.finish(ex ? kInputError : code);

@@ -1,5 +1,6 @@
 #include "tools/schedc/driver.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "ir/json_io.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
+#include "support/input.h"
 #include "support/numbers.h"
 #include "tools/schedc/interrupt.h"
 
@@ -71,6 +73,21 @@ T parse_enum(const std::string& flag, const std::string& text, std::optional<T> 
 
 }  // namespace
 
+CLI::Validator number_in(double lo, double hi) {
+  // 100000, not format_number's 1e+05
+  auto shown = [](double v) {
+    return std::abs(v) < 1e15 && v == std::floor(v) ? std::to_string(static_cast<int64_t>(v)) : format_number(v);
+  };
+  std::string range = shown(lo) + ".." + shown(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        auto v = parse_number(text);
+        if (v && *v >= lo && *v <= hi) return {};
+        return "expected a number in " + range + ", got `" + text + "`";
+      },
+      "NUMBER in " + range);
+}
+
 void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--pp", pp, "number of ranks (pipeline stages' devices)")->group("Problem");
   cmd.add_option("--vpp", vpp, "stages per rank")->group("Problem");
@@ -88,7 +105,14 @@ bool ProblemFlags::any() const {
 }
 
 void ProblemFlags::apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const {
-  auto mark = [&](const std::string& field) { given[field] = SourceLoc{}; };
+  std::map<std::string, std::string> set;  // problem field -> the flag that set it
+  auto mark = [&](const std::string& field) {
+    given[field] = SourceLoc{};
+    set[field] = field == "ranks"             ? "--pp"
+                 : field == "stages_per_rank" ? "--vpp"
+                 : field == "microbatches"    ? "--microbatches"
+                                              : "--" + field.substr(0, field.find('.'));
+  };
   if (pp) p.ranks = *pp, mark("ranks");
   if (vpp) p.stages_per_rank = *vpp, mark("stages_per_rank");
   if (microbatches) p.microbatches = *microbatches, mark("microbatches");
@@ -128,20 +152,30 @@ void ProblemFlags::apply(ir::Problem& p, std::map<std::string, SourceLoc>& given
       mark("memory." + k);
       return true;
     });
+  // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
+  // the ranges themselves are validate()'s.
+  for (const ir::ProblemError& e : ir::validate(p)) {
+    auto it = set.find(e.field);
+    if (e.kind == DiagKind::OutOfRange && it != set.end()) throw CommandLineError{it->second + ": " + e.message};
+  }
 }
 
 void ScheduleFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--family", family, "generate the schedule of a known family (see `schedc families`)")
       ->group("Schedule");
   cmd.add_flag("--solve", solve, "synthesize the schedule with the solver")->group("Schedule");
-  cmd.add_option("--time-limit", time_limit, "solver time limit in seconds (default 60)")->group("Schedule");
+  cmd.add_option("--time-limit", time_limit, "solver time limit in seconds (default 60)")
+      ->check(number_in(solver::kMinTimeLimit, solver::kMaxTimeLimit))
+      ->group("Schedule");
   cmd.add_flag("--deterministic", deterministic, "solver uses resource limits, not wall time")->group("Schedule");
-  cmd.add_option("--threads", threads, "solver threads (default: every core)")->group("Schedule");
+  cmd.add_option("--threads", threads, "solver threads (default: every core)")
+      ->check(CLI::Range(1, solver::kMaxThreads))
+      ->group("Schedule");
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
 }
 
 void ScheduleArgs::add_to(CLI::App& cmd) {
-  cmd.add_option("input", path, "a .sched spec or schedule .json (omit with --family or --solve)");
+  cmd.add_option("input", path, "a .sched spec, schedule .json or torch .csv; - reads a spec from stdin (omit with --family or --solve)");
   problem.add_to(cmd);
   schedule.add_to(cmd);
 }
@@ -161,21 +195,7 @@ int Session::finish(int code) {
   return code;
 }
 
-int32_t Session::read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    diags.error(DiagKind::Io, {}, "cannot read " + backtick(path) + ": it is a directory");
-    return -1;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    diags.error(DiagKind::Io, {}, "cannot read " + backtick(path) + ": no such file or not readable");
-    return -1;
-  }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return sources.add(path, ss.str());
-}
+int32_t Session::read_file(const std::string& path) { return read_source(sources, diags, path); }
 
 namespace {
 

@@ -27,6 +27,9 @@ struct CommandLineError {
   std::string message;
 };
 
+/// A CLI11 check for a finite number in lo..hi (CLI::Range lets `nan` through).
+CLI::Validator number_in(double lo, double hi);
+
 /// The problem flags every command that takes a problem accepts; they override the spec.
 struct ProblemFlags {
   std::optional<int> pp, vpp, microbatches;
@@ -34,8 +37,8 @@ struct ProblemFlags {
 
   void add_to(CLI::App& cmd);
   bool any() const;
-  /// Applies the set flags to `p` and records them in `given`. Throws CommandLineError on a value
-  /// that cannot be parsed.
+  /// Applies the set flags to `p` and records them in `given`. Throws CommandLineError, naming
+  /// the flag, on a value that cannot be parsed or is out of its range.
   void apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const;
 };
 

@@ -35,8 +35,8 @@ void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
   cmd.add_option("--layers", layers, "mlp layers per stage")->check(CLI::Range(1, 64))->group(g);
   cmd.add_option("--batch", batch, "mlp rows per microbatch")->check(CLI::Range(1, 4096))->group(g);
   cmd.add_option("--seed", seed, "weights and data seed")->check(CLI::Range(int64_t{0}, int64_t{1} << 53))->group(g);
-  cmd.add_option("--ms-per-unit", ms_per_unit, "synthetic: milliseconds per cost unit")->check(CLI::Range(0.0, 1e5))->group(g);
-  cmd.add_option("--timeout", timeout, "watchdog: seconds a wait may take (default 60)")->check(CLI::Range(0.001, 1e6))->group(g);
+  cmd.add_option("--ms-per-unit", ms_per_unit, "synthetic: milliseconds per cost unit")->check(number_in(0.0, 1e5))->group(g);
+  cmd.add_option("--timeout", timeout, "watchdog: seconds a wait may take (default 60)")->check(number_in(0.001, 1e6))->group(g);
   cmd.add_option("--steps", steps, "steps to run (the last is reported)")->check(CLI::Range(1, 1000000))->group(g);
   if (with_trace) cmd.add_option("--trace", trace, "write the measured timeline (Perfetto JSON) to this file")->group(g);
 }

@@ -72,3 +72,40 @@ TEST_CASE("reader errors carry the JSON path and the location") {
   CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"microbatches\": 2")).find("duplicate key `microbatches` [duplicate-key]") != std::string::npos);
   CHECK(errors_of(base.substr(0, 40)).find("[bad-json]") != std::string::npos);
 }
+
+TEST_CASE("a deeply nested document is refused at the level past the limit, not parsed") {
+  // 100000 levels under a key the reader ignores: a recursive walk of it would overflow the stack.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string text = R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1},
+"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" + deep + "}";
+  std::string out = errors_of(text);
+  CHECK(out.find("t.json:2:" + std::to_string(54 + kMaxJsonDepth) +
+                 ": error: arrays and objects nest deeper than 512 levels (a schedule document needs 4) [too-large]") == 0);
+  CHECK(out.size() < 600);
+  // At the limit it is read (the provenance is ignored).
+  std::string ok = std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
+  CHECK(read(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1},
+"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" + ok + "}").has_value());
+}
+
+TEST_CASE("the reader stops after kMaxJsonErrors errors with a note") {
+  std::string keys;
+  for (int i = 0; i < 30; ++i) keys += ", \"k" + std::to_string(i) + "\": 1";
+  std::string out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1)" +
+                              keys + R"(}, "ranks": [["F0.s0"]]})");
+  size_t errors = 0;
+  for (size_t at = out.find("[unknown-key]"); at != std::string::npos; at = out.find("[unknown-key]", at + 1)) ++errors;
+  CHECK(errors == kMaxJsonErrors);
+  CHECK(out.find("t.json: note: too many errors, stopped after 20; fix these and run again\n") != std::string::npos);
+  // Bad tokens likewise; and a rank longer than the problem's actions is one error, not millions.
+  std::string tokens;
+  for (int i = 0; i < 25; ++i) tokens += std::string(i ? ", " : "") + "\"X" + std::to_string(i) + "\"";
+  out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 9}, "ranks": [[)" +
+                  tokens + "]]}");
+  CHECK(out.find("at /ranks/0/19: bad action token `X19`") != std::string::npos);
+  CHECK(out.find("token `X20`") == std::string::npos);
+  CHECK(out.find("note: too many errors, stopped after 20") != std::string::npos);
+  out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1}, "ranks": [[)" +
+                  tokens + "]]}");
+  CHECK(out.find("at /ranks/0: rank 0 lists 25 actions, more than the problem has (3) [bad-value]") != std::string::npos);
+}

@@ -104,3 +104,18 @@ TEST_CASE("render_order marks the spot") {
   s.overlap = {{}, {1}};
   CHECK(render_order(s, 1, 2) == "rank 1: F0.s1 (BW0.s1 >>F1.s1<<) BW1.s1\n");
 }
+
+TEST_CASE("render_order of a long order shows the actions around the mark") {
+  Problem p = problem(1, 400, BackwardMode::Fused);
+  std::string order;
+  for (int mb = 0; mb < 400; ++mb) order += "F" + std::to_string(mb) + ".s0 ";
+  for (int mb = 0; mb < 400; ++mb) order += "BW" + std::to_string(mb) + ".s0 ";
+  Schedule s = schedule(p, {order});
+  std::string r = render_order(s, 0, 300);
+  CHECK(r.find("rank 0: [288 earlier] F288.s0") == 0);
+  CHECK(r.find(">>F300.s0<<") != std::string::npos);
+  CHECK(r.find("F312.s0 [487 more]\n") != std::string::npos);
+  CHECK(r.size() < 400);
+  CHECK(render_order(s, 0, 0).find("rank 0: >>F0.s0<< F1.s0") == 0);
+  CHECK(render_order(s, 0, 799).find("[787 earlier] BW387.s0") != std::string::npos);
+}
