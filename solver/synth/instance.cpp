@@ -178,8 +178,17 @@ namespace {
 // `a` ends, one at a time, so tail(a) >= their total duration + the least of their tails (and
 // symmetrically for heads with ancestors). Reachability is tracked per rank as bitsets over that
 // rank's actions, so memory stays O(N * N_r / 64) per rank.
+// Word operations one tighten_with_rank_work may spend (each closure ORs a row of the rank's bitset
+// per edge). Above it the rank-work terms are left out: they only narrow windows, and the heads and
+// tails stay valid longest paths. pp 64, m 256 costs about 3e8; pp 256, m 512 about 2e10 (minutes).
+constexpr double kRankWorkBudget = 1e9;
+
 void tighten_with_rank_work(Instance& inst, const std::vector<int32_t>& order) {
   const size_t n = inst.size();
+  double edges = 0, words_total = 0;
+  for (const auto& s : inst.succ) edges += static_cast<double>(s.size());
+  for (const auto& acts : inst.on_rank) words_total += static_cast<double>((acts.size() + 63) / 64);
+  if (2 * edges * words_total > kRankWorkBudget) return;
   std::vector<int32_t> local(n, -1);
   for (const auto& acts : inst.on_rank)
     for (size_t k = 0; k < acts.size(); ++k) local[static_cast<size_t>(acts[k])] = static_cast<int32_t>(k);
