@@ -107,6 +107,12 @@ expect 2 "--fault: expected \`drop-send=RANK\` or \`throw=RANK\` with RANK in 0.
   run "$spec" --fault throw=8
 [ -e "$dir/emitted" ] && fail "emit with a bad flag wrote $dir/emitted"
 
+# ---- outputs: a folder as the output is refused with the reason, and nothing is left behind ----
+mkdir "$dir/outdir"
+expect 1 "cannot write \`$dir/outdir\`: it is a directory" schedule --family 1f1b --pp 2 -m 2 -o "$dir/outdir"
+[ -z "$(ls -A "$dir/outdir")" ] || fail "a refused output left files in the folder"
+ls "$dir"/*.schedc-tmp > /dev/null 2>&1 && fail "a refused output left a temporary file beside it"
+
 if [ "$failures" -ne 0 ]; then
   echo "input_limits: $failures failures" >&2
   exit 1

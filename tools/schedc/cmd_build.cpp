@@ -36,8 +36,10 @@ void add_build_command(CLI::App& app, int& rc) {
     std::filesystem::copy_file(*exe, tmp, std::filesystem::copy_options::overwrite_existing, ec);
     if (!ec) std::filesystem::rename(tmp, opts->output, ec);
     if (ec) {
-      std::filesystem::remove(tmp, ec);
-      s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(opts->output) + ": " + ec.message());
+      std::string why = std::filesystem::is_directory(opts->output) ? "it is a directory" : ec.message();
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(opts->output) + ": " + why);
       rc = s.finish(kInputError);
       return;
     }

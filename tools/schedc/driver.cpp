@@ -419,8 +419,11 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
   std::error_code ec;
   std::filesystem::rename(tmp, target, ec);
   if (ec) {
-    std::filesystem::remove(tmp, ec);
-    s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path) + ": " + ec.message());
+    // The rename's reason, not the clean-up's (which would say "Success").
+    std::string why = std::filesystem::is_directory(target) ? "it is a directory" : ec.message();
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path) + ": " + why);
     return false;
   }
   return true;
