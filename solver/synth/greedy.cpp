@@ -16,6 +16,7 @@ std::string GreedyVariant::name() const {
     }
     auto tol = [](int32_t t) { return t < 0 ? std::string("any") : t == 0 ? std::string("0") : std::string("half"); };
     n += "-f" + tol(tol_f) + "-w" + tol(tol_w);
+    if (admission) n += "-admit";
     return n;
   }
   std::string n = "greedy-" + priority;
@@ -23,6 +24,7 @@ std::string GreedyVariant::name() const {
   if (cap_slack) n += "-slack";
   if (lookahead) n += "-lookahead";
   if (w_reserve) n += "-wres" + std::to_string(w_reserve);
+  if (admission) n += "-admit";
   return n;
 }
 
@@ -42,6 +44,16 @@ std::vector<GreedyVariant> greedy_variants(const Instance& inst) {
     out.push_back({"BFW", bfs, 0, true, pp});
     out.push_back({"BFW", bfs, 0, false, pp});
   }
+  // Under a cap, the deadlock-free admission variants (two directions at a cap of pp or less).
+  if (std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; }))
+    for (const char* prio : {"BFW", "FBW"}) {
+      GreedyVariant v;
+      v.priority = prio;
+      v.admission = true;
+      out.push_back(v);
+      v.w_reserve = pp;
+      out.push_back(v);
+    }
   return out;
 }
 
@@ -91,6 +103,16 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
   std::vector<GreedyVariant> unique;
   for (const GreedyVariant& v : out)
     if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return same(u, v); })) unique.push_back(v);
+  // Under a cap, the first ones again with global admission (deadlock-free; GreedyVariant::admission),
+  // placed after the first dozen so the prototype's winners keep their place.
+  if (std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; })) {
+    std::vector<GreedyVariant> admit;
+    for (size_t k = 0; k < std::min<size_t>(12, unique.size()); ++k) {
+      admit.push_back(unique[k]);
+      admit.back().admission = true;
+    }
+    unique.insert(unique.begin() + static_cast<long>(std::min<size_t>(12, unique.size())), admit.begin(), admit.end());
+  }
   return unique;
 }
 
@@ -133,7 +155,34 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
   for (size_t i = 0; i < n; ++i)
     if (inst.action[i].kind == ActionKind::F && inst.mem[i] > 0)
       forward_total[static_cast<size_t>(inst.rank[i])][inst.action[i].mb.index()] += inst.mem[i];
+  // Global admission (GreedyVariant::admission): need[r][mb] = the most mb can hold on rank r,
+  // left[r][mb] = its actions not yet run there, booked[r] = the reservations of admitted ones.
+  const size_t M = static_cast<size_t>(inst.problem->microbatches);
+  std::vector<std::vector<int64_t>> need;
+  std::vector<std::vector<int32_t>> left;
+  std::vector<char> admitted;
+  std::vector<int64_t> booked;
+  const bool admission = v.admission && std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; });
+  if (admission) {
+    need.assign(R, std::vector<int64_t>(M, 0));
+    left.assign(R, std::vector<int32_t>(M, 0));
+    admitted.assign(M, 0);
+    booked.assign(R, 0);
+    for (size_t i = 0; i < n; ++i) {
+      auto r = static_cast<size_t>(inst.rank[i]);
+      size_t mb = inst.action[i].mb.index();
+      need[r][mb] += std::max<int64_t>(0, inst.mem[i]);
+      ++left[r][mb];
+    }
+  }
+  auto admissible = [&](size_t mb) {
+    if (!admission || admitted[mb]) return true;
+    for (size_t r = 0; r < R; ++r)
+      if (inst.cap[r] >= 0 && booked[r] + need[r][mb] > inst.cap[r] - v.cap_slack) return false;
+    return true;
+  };
   auto fits = [&](size_t r, size_t a) {
+    if (!admissible(inst.action[a].mb.index())) return false;
     if (inst.mem[a] <= 0 || inst.cap[r] < 0) return true;
     size_t mb = inst.action[a].mb.index();
     int64_t others = held[r] - reserve[r][mb];
@@ -189,6 +238,14 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
         }
         reserve[r][mb] -= inst.mem[b];
         held[r] -= inst.mem[b];
+      }
+      if (admission) {
+        size_t mb = inst.action[b].mb.index();
+        if (!admitted[mb]) {
+          admitted[mb] = 1;
+          for (size_t q = 0; q < R; ++q) booked[q] += need[q][mb];
+        }
+        if (--left[r][mb] == 0) booked[r] -= need[r][mb];
       }
       end[b] = t + inst.dur[b];
       busy_until[r] = end[b];

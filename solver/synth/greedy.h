@@ -30,6 +30,13 @@ struct GreedyVariant {
   int32_t inflight_base = -1;
   double inflight_slope = 0;
   int32_t timed_warmup = -1;
+  /// Global admission under a cap: a microbatch starts its first forward only when every rank
+  /// can reserve the most memory it could ever hold there (the sum of its positive deltas on that
+  /// rank) beside the reservations of the microbatches admitted before it; a rank's reservation is
+  /// released when the microbatch has run all its actions there. With balanced memory an admitted
+  /// microbatch never waits on memory, so the scheduler never deadlocks, at any cap the sequential
+  /// schedule meets (two directions deadlock every other variant at a cap of pp or less).
+  bool admission = false;
   std::string name() const;
 };
 
