@@ -27,6 +27,7 @@ class SourceManager {
   int32_t add(std::string path, std::string text);
   const std::string& path(int32_t file) const { return files_[static_cast<size_t>(file)].path; }
   const std::string& text(int32_t file) const { return files_[static_cast<size_t>(file)].text; }
+  int32_t size() const { return static_cast<int32_t>(files_.size()); }
   /// The text of 1-based `line` without its line terminator ("" when out of range).
   std::string_view line_text(int32_t file, int32_t line) const;
   /// The location of byte `offset` in `file`.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -288,9 +289,28 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
         {"backend", json_quote(backend.name())}, {"stage", json_quote(to_string(cfg.kind))},
         {"makespan_s", num(measured)},     {"simulated_makespan", num(info.simulated_makespan)},
         {"ms_per_unit", num(opt.ms_per_unit)}};
-    std::ofstream f(opt.trace_path, std::ios::binary | std::ios::trunc);
-    f << trace_json(trace_events(results), info.ranks, meta);
-    if (!f) {
+    // Atomically: a temporary beside a regular (or new) file, renamed over it once complete, so a
+    // failed or interrupted run never leaves half a trace; devices and FIFOs are written in place.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path target = fs::exists(opt.trace_path, ec) ? fs::canonical(opt.trace_path, ec) : fs::path(opt.trace_path);
+    const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
+    fs::path tmp = target;
+    tmp += ".schedrt-tmp";
+    if (!in_place) fs::remove(tmp, ec);  // a stale one (a symlink included) is never written through
+    bool ok_trace = false;
+    {
+      std::ofstream f(in_place ? target : tmp, std::ios::binary | std::ios::trunc);
+      f << trace_json(trace_events(results), info.ranks, meta);
+      f.flush();
+      ok_trace = static_cast<bool>(f);
+    }
+    if (ok_trace && !in_place) {
+      fs::rename(tmp, target, ec);
+      ok_trace = !ec;
+    }
+    if (!ok_trace) {
+      if (!in_place) fs::remove(tmp, ec);
       std::cerr << "schedrt: error: cannot write the trace to `" << opt.trace_path << "`\n";
       return 1;
     }

@@ -17,14 +17,14 @@ fail() {
 }
 
 # expect RC PATTERN ARGS...: schedc ARGS exits RC within 60 s and its stderr (or stdout) holds
-# PATTERN. Only the first MiB of stderr is kept; more is a failure of its own.
+# PATTERN (an empty PATTERN: anything). Only the first MiB of stderr is kept; more is a failure of its own.
 expect() {
   local want=$1 pattern=$2
   shift 2
   timeout 60 "$schedc" "$@" < "${stdin:-/dev/null}" 2>&1 > "$dir/out" | head -c 1048577 > "$dir/err"
   local rc=${PIPESTATUS[0]}
   if [ "$rc" -ne "$want" ]; then fail "schedc $*: exit $rc, expected $want"; return; fi
-  if ! grep -qF -- "$pattern" "$dir/err" "$dir/out"; then fail "schedc $*: no \`$pattern\` in its output"; return; fi
+  if [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$dir/err" "$dir/out"; then fail "schedc $*: no \`$pattern\` in its output"; return; fi
   if [ "$(wc -c < "$dir/err")" -gt 1048576 ]; then fail "schedc $*: more than 1 MiB on stderr"; fi
 }
 
@@ -112,6 +112,41 @@ mkdir "$dir/outdir"
 expect 1 "cannot write \`$dir/outdir\`: it is a directory" schedule --family 1f1b --pp 2 -m 2 -o "$dir/outdir"
 [ -z "$(ls -A "$dir/outdir")" ] || fail "a refused output left files in the folder"
 ls "$dir"/*.schedc-tmp > /dev/null 2>&1 && fail "a refused output left a temporary file beside it"
+
+# a symlink as the output: the link stays, its target gets the schedule
+echo old > "$dir/real.json"
+ln -s real.json "$dir/link.json"
+expect 0 "" schedule --family 1f1b --pp 2 -m 2 -o "$dir/link.json"
+[ -L "$dir/link.json" ] || fail "-o through a symlink replaced the link"
+grep -q '"format"' "$dir/real.json" || fail "-o through a symlink did not write its target"
+# a stale temporary that is a symlink is removed, never written through
+echo precious > "$dir/victim"
+ln -s victim "$dir/fresh.json.schedc-tmp"
+expect 0 "" schedule --family 1f1b --pp 2 -m 2 -o "$dir/fresh.json"
+[ "$(cat "$dir/victim")" = precious ] || fail "a stale OUT.schedc-tmp symlink was written through"
+[ -e "$dir/fresh.json.schedc-tmp" ] && fail "the temporary was left behind"
+# devices and FIFOs are written in place, never replaced
+expect 0 "" schedule --family 1f1b --pp 2 -m 2 -o /dev/null
+[ -c /dev/null ] || fail "-o /dev/null replaced /dev/null"
+mkfifo "$dir/out.fifo"
+(timeout 60 cat "$dir/out.fifo" > "$dir/from_fifo") &
+reader=$!
+expect 0 "" schedule --family 1f1b --pp 2 -m 2 -o "$dir/out.fifo"
+wait $reader
+[ -p "$dir/out.fifo" ] || fail "-o FIFO replaced the FIFO"
+grep -q '"format"' "$dir/from_fifo" || fail "-o FIFO: the reader got no schedule"
+# the input is never the output; a missing folder is named; standard output errors are not lost
+cp "$spec" "$dir/self.sched"
+expect 1 "cannot write \`$dir/self.sched\`: it is also the input" schedule "$dir/self.sched" -o "$dir/self.sched"
+cmp -s "$spec" "$dir/self.sched" || fail "-o INPUT changed the input"
+expect 1 "cannot write \`$dir/nope/out.json\`: its folder \`$dir/nope\` does not exist" \
+  schedule --family 1f1b --pp 2 -m 2 -o "$dir/nope/out.json"
+if [ -w /dev/full ]; then
+  timeout 60 "$schedc" schedule --family 1f1b --pp 2 -m 2 > /dev/full 2> "$dir/err"
+  rc=$?
+  [ "$rc" -ne 0 ] || fail "schedule > /dev/full exited 0"
+  grep -qF "cannot write to standard output: No space left on device" "$dir/err" || fail "schedule > /dev/full: no message"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "input_limits: $failures failures" >&2

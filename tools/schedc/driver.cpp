@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/input.h"
+#include "support/output.h"
 #include "support/numbers.h"
 #include "tools/schedc/interrupt.h"
 
@@ -401,28 +404,30 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
   if (path.empty() || path == "-") {
     std::cout << content;
     std::cout.flush();
-    return true;
-  }
-  std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".schedc-tmp";
-  PendingOutput pending(tmp.string());  // a second interrupt removes it
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !(f << content) || !(f.flush())) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path));
+    if (!std::cout) {  // `> /dev/full`, a closed pipe: never exit 0 with the output lost
+      int e = errno;
+      s.diags.error(DiagKind::Io, {}, std::string("cannot write to standard output") + (e ? ": " + std::string(std::strerror(e)) : ""));
       return false;
     }
+    return true;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    // The rename's reason, not the clean-up's (which would say "Success").
-    std::string why = std::filesystem::is_directory(target) ? "it is a directory" : ec.message();
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+  OutputPlan plan = plan_output(path);
+  if (plan.error.empty()) {
+    // Never the input itself: `schedule spec.sched -o spec.sched` would lose the spec.
+    std::error_code ec;
+    for (int32_t f = 0; f < s.sources.size(); ++f)
+      if (std::filesystem::equivalent(plan.target, s.sources.path(f), ec)) {
+        plan.error = "it is also the input; write the output to another path";
+        break;
+      }
+  }
+  if (!plan.error.empty()) {
+    s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path) + ": " + plan.error);
+    return false;
+  }
+  std::optional<PendingOutput> pending;  // a second interrupt removes the temporary
+  if (!plan.tmp.empty()) pending.emplace(plan.tmp);
+  if (std::string why = write_planned(plan, content); !why.empty()) {
     s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(path) + ": " + why);
     return false;
   }
