@@ -69,7 +69,13 @@ std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std
                       diags.str());
     return std::nullopt;
   }
-  ir::Problem want = in.spec.problem;
+  // Against the spec as written, parsed the same way: `in`'s problem may have been completed since
+  // (a family fills in the backward mode a spec leaves out), which the text does not say.
+  SourceManager before;
+  int32_t old_file = before.add(path, s.sources.text(in.file));
+  Diagnostics old_diags(&before);
+  auto old_spec = frontend::parse_spec(before, old_file, old_diags);
+  ir::Problem want = old_spec ? old_spec->problem : in.spec.problem;
   want.cost = spec->problem.cost;
   if (!(want == spec->problem)) {
     s.diags.error(DiagKind::Internal, SourceLoc{in.file, 0, 0},
