@@ -256,6 +256,12 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
       in.spec = std::move(*spec);
     }
   }
+  if (in.kind == Input::Kind::FlagsOnly && (!flags.pp || !flags.microbatches)) {
+    // A problem that was never stated is not one rank and one microbatch.
+    std::string missing = !flags.pp && !flags.microbatches ? "--pp and --microbatches" : !flags.pp ? "--pp" : "--microbatches";
+    throw CommandLineError{"no problem is stated: without a spec, give " + missing +
+                           " (the ranks and microbatches; the other problem flags have defaults)"};
+  }
   if (flags.any() || in.kind == Input::Kind::FlagsOnly) {
     flags.apply(in.spec.problem, in.spec.given);
   }
