@@ -180,7 +180,7 @@ namespace {
 // rank's actions, so memory stays O(N * N_r / 64) per rank.
 // Word operations one tighten_with_rank_work may spend (each closure ORs a row of the rank's bitset
 // per edge). Above it the rank-work terms are left out: they only narrow windows, and the heads and
-// tails stay valid longest paths. pp 64, m 256 costs about 3e8; pp 256, m 512 about 2e10 (minutes).
+// tails stay valid longest paths. pp 64, m 256 costs about 1.3e8; pp 256, m 512 about 8e9 (minutes).
 constexpr double kRankWorkBudget = 1e9;
 
 void tighten_with_rank_work(Instance& inst, const std::vector<int32_t>& order) {
