@@ -1,8 +1,6 @@
 #include "tools/schedc/executor.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,8 +13,8 @@
 #include "codegen/verify_program.h"
 #include "ir/json_io.h"
 #include "schedc_build_config.h"
-
-extern char** environ;
+#include "tools/schedc/interrupt.h"
+#include "tools/schedc/os.h"
 
 namespace schedc::driver {
 
@@ -159,33 +157,6 @@ void print_command(const std::vector<std::string>& argv) {
   std::fprintf(stderr, "schedc: %s\n", line.c_str());
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string* output_file) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (output_file) {
-    posix_spawn_file_actions_addopen(&fa, 1, output_file->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  }
-  pid_t pid = -1;
-  int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return err == 0 ? pid : -1;
-}
-
-int wait_for(pid_t pid) {
-  if (pid < 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 127;
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream ss;
@@ -241,15 +212,49 @@ std::optional<RuntimePaths> runtime_paths() {
   return std::nullopt;
 }
 
-}  // namespace
-
-int run_process(const std::vector<std::string>& argv, const std::string* output_file) {
-  return wait_for(spawn(argv, output_file));
+// `tmp-HASH-OWNER` folders of schedc processes that are gone (killed while building).
+void remove_stale_temporaries(const fs::path& root) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("tmp-", 0) != 0) continue;
+    size_t dash = name.find('-', 4);
+    if (dash != std::string::npos && is_stale_owner(std::string_view(name).substr(dash + 1))) stale.push_back(e.path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
 }
+
+// " (N KiB free on its file system)", for messages about writes that failed.
+std::string free_space_note(const fs::path& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return "";
+  unsigned long long bytes = static_cast<unsigned long long>(v.f_bavail) * v.f_frsize;
+  std::string amount = bytes < (10ull << 20) ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes >> 20) + " MiB";
+  return " (" + amount + " free on its file system)";
+}
+
+// What failed in a compiler or linker run, with its output (kept in memory, so a full disk does
+// not lose it), or why there is none.
+std::string tool_failure(const std::string& what, int status, std::string text, const fs::path& cache) {
+  std::string tool = backtick(build_config::kCxx);
+  std::string how = status == 127 ? "cannot start " + tool
+                    : status > 128 ? tool + " was killed by signal " + std::to_string(status - 128)
+                                   : tool + " exited with status " + std::to_string(status);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (!text.empty()) return what + " failed: " + how + ":\n" + text;
+  return what + " failed: " + how + " and printed nothing; check that the build cache " + backtick(cache.string()) +
+         " is writable and its file system is not full" + free_space_note(cache);
+}
+
+}  // namespace
 
 int launch_executor(Session& s, const std::vector<std::string>& argv, bool verbose) {
   if (verbose) print_command(argv);
   int status = run_process(argv);
+  // Interrupted: schedc ends by the signal once the caller returns; whatever the executor said
+  // when stopped is no failure to report.
+  if (stop_signal() != 0) return 128 + stop_signal();
   if (status == 127) s.diags.error(DiagKind::Runtime, {}, "cannot start " + backtick(argv.front()));
   else if (status > 128) s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
   return status;
@@ -280,56 +285,77 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(rt->include / "schedrt", ec)) h.add(read_text(e.path()));
   fs::path root = cache_root(settings.cache_dir) / "v1";
+  remove_stale_temporaries(root);
   fs::path entry = root / h.hex();
   fs::path exe = entry / "executor";
   if (fs::exists(exe, ec)) return exe.string();
-  fs::path tmp = root / ("tmp-" + h.hex() + "-" + std::to_string(getpid()));
+  fs::path tmp = root / ("tmp-" + h.hex() + "-" + temp_owner());
   fs::create_directories(tmp, ec);
   if (ec) {
     s.diags.error(DiagKind::Io, {}, "cannot create the build cache directory " + backtick(tmp.string()) + ": " + ec.message());
     return std::nullopt;
   }
   for (const auto& f : files) {
-    std::ofstream out(tmp / f.name, std::ios::binary);
-    out << f.content;
+    std::string why = write_file((tmp / f.name).string(), f.content);
+    if (why.empty()) continue;
+    std::string note = free_space_note(root);  // before the clean-up frees some
+    fs::remove_all(tmp, ec);
+    s.diags.error(DiagKind::Io, {},
+                  "cannot write " + backtick(f.name) + " into the build cache " + backtick(root.string()) + ": " + why + note);
+    return std::nullopt;
   }
   // Compile the sources in parallel, then link.
-  std::vector<std::pair<fs::path, pid_t>> jobs;
+  struct Job {
+    std::string source;
+    int log;
+    pid_t pid;
+  };
+  std::vector<Job> jobs;
   std::vector<std::string> objects;
   size_t parallel = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  bool failed = false;
   std::string failure;
   auto reap = [&](size_t keep) {
     while (jobs.size() > keep) {
-      auto [log, pid] = jobs.front();
+      Job job = jobs.front();
       jobs.erase(jobs.begin());
-      if (wait_for(pid) != 0 && !failed) failed = true, failure = read_text(log);
+      int status = wait_process(job.pid);
+      if (status != 0 && failure.empty())
+        failure = tool_failure("compiling " + backtick(job.source), status, read_log(job.log), root);
+      if (job.log >= 0) ::close(job.log);
     }
   };
   for (const auto& f : files) {
+    if (stop_signal() != 0) break;
     if (f.name.size() < 4 || f.name.substr(f.name.size() - 4) != ".cpp") continue;
     std::string obj = (tmp / (f.name + ".o")).string();
-    std::string log = (tmp / (f.name + ".log")).string();
+    int log = open_log((tmp / (f.name + ".log")).string());
     std::vector<std::string> cmd = {build_config::kCxx};
     cmd.insert(cmd.end(), flags.begin(), flags.end());
     cmd.insert(cmd.end(), {"-I", rt->include.string(), "-c", (tmp / f.name).string(), "-o", obj});
     if (settings.verbose) print_command(cmd);
-    jobs.emplace_back(log, spawn(cmd, &log));
+    jobs.push_back({f.name, log, start_process(cmd, log)});
     objects.push_back(obj);
     reap(parallel - 1);
   }
   reap(0);
-  if (!failed) {
+  if (failure.empty() && stop_signal() == 0) {
     std::vector<std::string> cmd = {build_config::kCxx, "-o", (tmp / "executor").string()};
     cmd.insert(cmd.end(), objects.begin(), objects.end());
     cmd.push_back(rt->library.string());
     for (const char* a : build_config::kLinkArgs) cmd.push_back(a);
-    std::string log = (tmp / "link.log").string();
-    if (run_process(cmd, &log) != 0) failed = true, failure = read_text(log);
+    int log = open_log((tmp / "link.log").string());
+    if (settings.verbose) print_command(cmd);
+    int status = run_process(cmd, log);
+    if (status != 0) failure = tool_failure("linking the generated executor", status, read_log(log), root);
+    if (log >= 0) ::close(log);
   }
-  if (failed) {
+  if (stop_signal() != 0) {  // interrupted: leave nothing behind; schedc ends by the signal
     fs::remove_all(tmp, ec);
-    s.diags.error(DiagKind::Build, {}, "compiling the generated executor failed:\n" + failure);
+    return std::nullopt;
+  }
+  if (!failure.empty()) {
+    fs::remove_all(tmp, ec);
+    s.diags.error(DiagKind::Build, {}, failure);
     return std::nullopt;
   }
   fs::rename(tmp, entry, ec);

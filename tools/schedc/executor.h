@@ -61,16 +61,14 @@ struct BuildSettings {
 
 /// Compiles the emitted files with the compiler schedc was configured with, against schedrt, and
 /// returns the executable's path in the cache (reused when the same content was built before).
-/// Compiler errors are reported with kind `build`.
+/// Compiler errors are reported with kind `build`. Temporaries in the cache left by a schedc that
+/// is gone are removed first; an interrupted build removes its own and reports nothing.
 std::optional<std::string> build_executor(Session& s, const std::vector<codegen::EmittedFile>& files,
                                           const BuildSettings& settings);
 
-/// Runs `argv` and returns its exit status (128 + N when killed by signal N, 127 when it cannot
-/// start). `output`, when given, receives stdout and stderr instead of the terminal.
-int run_process(const std::vector<std::string>& argv, const std::string* output_file = nullptr);
-
-/// run_process for an executor: prints the command line first when `verbose`, reports a command
-/// that cannot start (127) or a signal, and returns the exit status.
+/// run_process (os.h) for an executor: prints the command line first when `verbose`, reports a
+/// command that cannot start (127) or a signal, and returns the exit status; 128 + N, with nothing
+/// reported, when signal N interrupted schedc meanwhile.
 int launch_executor(Session& s, const std::vector<std::string>& argv, bool verbose);
 
 /// The mpirun command line for `ranks` processes of `exe` on this machine (adds

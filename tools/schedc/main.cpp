@@ -8,6 +8,7 @@
 
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
+#include "tools/schedc/interrupt.h"
 
 int main(int argc, char** argv) {
   using namespace schedc::driver;
@@ -38,5 +39,6 @@ int main(int argc, char** argv) {
     std::cerr << "schedc: internal error: " << e.what() << "\n";
     return kInternalError;
   }
+  end_if_stopped();  // interrupted while it ran child processes: end by the signal, as they did
   return rc;
 }
