@@ -138,8 +138,12 @@ std::vector<std::pair<std::string, std::string>> legend_entries(const std::vecto
                                                                                 {"FB", "F|B overlapped unit"}}};
   auto kind_of = [](const Box& b) { return std::string_view(b.css).substr(0, b.css.find(' ')); };
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [css, text] : kKinds)
-    if (std::any_of(boxes.begin(), boxes.end(), [&](const Box& b) { return kind_of(b) == css; })) out.push_back({css, text});
+  // Not a structured binding: clang before 16 cannot capture one in the lambda.
+  for (const auto& kind : kKinds) {
+    const char* css = kind.first;
+    if (std::any_of(boxes.begin(), boxes.end(), [&](const Box& b) { return kind_of(b) == css; }))
+      out.push_back({css, kind.second});
+  }
   if (std::any_of(boxes.begin(), boxes.end(), [](const Box& b) { return b.css.ends_with(" lt"); }))
     out.push_back({"F lt", tint.legend()});
   return out;
