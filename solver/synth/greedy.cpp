@@ -103,15 +103,18 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
   std::vector<GreedyVariant> unique;
   for (const GreedyVariant& v : out)
     if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return same(u, v); })) unique.push_back(v);
-  // Under a cap, the first ones again with global admission (deadlock-free; GreedyVariant::admission),
-  // placed after the first dozen so the prototype's winners keep their place.
+  // Under a cap, the first ones again with global admission (deadlock-free; GreedyVariant::admission).
+  // Two directions deadlock without it, so there they come right after the first dozen; with one
+  // direction they come last, run only when the budget outlasts the rest of the sweep.
   if (std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; })) {
     std::vector<GreedyVariant> admit;
     for (size_t k = 0; k < std::min<size_t>(12, unique.size()); ++k) {
       admit.push_back(unique[k]);
       admit.back().admission = true;
     }
-    unique.insert(unique.begin() + static_cast<long>(std::min<size_t>(12, unique.size())), admit.begin(), admit.end());
+    const bool two_directions = p.direction == ir::Direction::Bidirectional;
+    const size_t at = two_directions ? std::min<size_t>(12, unique.size()) : unique.size();
+    unique.insert(unique.begin() + static_cast<long>(at), admit.begin(), admit.end());
   }
   return unique;
 }
