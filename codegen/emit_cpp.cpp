@@ -160,6 +160,105 @@ std::string table_op(const Program& p, RankId rank, const Op& op, int32_t& trans
          std::to_string(count) + "}";
 }
 
+// Whether to emit the compact form (RuntimeConfig::code).
+bool compact_form(const Program& p, const EmitOptions& o) {
+  if (o.runtime.code == "compact") return true;
+  if (o.runtime.code == "straight") return false;
+  int64_t ops = 0;
+  for (const RankProgram& rp : p.ranks) ops += static_cast<int64_t>(rp.ops.size());
+  return ops > kCompactAboveOps;
+}
+
+// Rank r's program as schedrt::decode_table's integers (see its layout in schedrt/program.h).
+std::vector<int32_t> compact_table(const Program& p, RankId rank) {
+  const RankProgram& rp = p.ranks[rank.index()];
+  std::vector<int32_t> ops, trs, nds;
+  auto act = [](std::vector<int32_t>& v, Action a) {
+    v.insert(v.end(), {static_cast<int32_t>(a.kind), a.mb.value, a.stage.value});
+  };
+  for (const Op& op : rp.ops) {
+    int32_t code = 0, first = 0, count = 0;
+    Action a = op.action, b = op.action;
+    switch (op.kind) {
+      case OpKind::Compute:
+        if (op.partner) {
+          code = 4;  // Overlapped: a the forward, b the backward
+          a = op.action.kind == ActionKind::F ? op.action : *op.partner;
+          b = op.action.kind == ActionKind::F ? *op.partner : op.action;
+        } else {
+          code = static_cast<int32_t>(op.action.kind);  // Forward, BackwardInput, BackwardWeight, Backward
+        }
+        break;
+      case OpKind::Post:
+        code = 5;
+        first = static_cast<int32_t>(trs.size() / 6);
+        for (MessageId id : rp.groups[static_cast<size_t>(op.group)].transfers) {
+          const Message& m = p.message(id);
+          bool out = m.src == rank;
+          trs.push_back(out ? 0 : 1);
+          act(trs, m.producer);
+          trs.push_back(out ? m.dst.value : m.src.value);
+          trs.push_back(m.seq);
+          ++count;
+        }
+        a = b = ir::F(0, 0);
+        break;
+      case OpKind::Wait:
+        code = 6;
+        first = static_cast<int32_t>(nds.size() / 3);
+        for (MessageId id : op.needs) act(nds, p.message(id).producer);
+        count = static_cast<int32_t>(op.needs.size());
+        a = b = ir::F(0, 0);
+        break;
+      case OpKind::WaitAll:
+        code = 7;
+        a = b = ir::F(0, 0);
+        break;
+    }
+    ops.push_back(code);
+    act(ops, a);
+    act(ops, b);
+    ops.insert(ops.end(), {op.group, first, count});
+  }
+  std::vector<int32_t> data = {static_cast<int32_t>(ops.size() / 10), static_cast<int32_t>(trs.size() / 6),
+                               static_cast<int32_t>(nds.size() / 3)};
+  data.insert(data.end(), ops.begin(), ops.end());
+  data.insert(data.end(), trs.begin(), trs.end());
+  data.insert(data.end(), nds.begin(), nds.end());
+  return data;
+}
+
+// The compact rank file: the table as integers, decoded once, run by the interpreter.
+std::string emit_compact_rank(const Program& p, int32_t r, const EmitOptions& o) {
+  const RankProgram& rp = p.ranks[static_cast<size_t>(r)];
+  const std::string R_ = std::to_string(r);
+  std::string out = header(o);
+  out += "// rank " + R_ + " of " + std::to_string(p.problem.ranks) + ": " + std::to_string(rp.ops.size()) + " ops, " +
+         std::to_string(rp.groups.size()) + " groups, as a compact op table (schedrt::decode_table) run by the\n"
+         "// interpreter: large programs compile in seconds this way (runtime key `code`)\n";
+  out += "#include \"schedrt/context.h\"\n#include \"schedrt/program.h\"\n\nnamespace schedc_generated {\nnamespace {\n\n";
+  std::vector<int32_t> data = compact_table(p, RankId(r));
+  out += "constexpr int32_t kData[] = {";
+  // The header, then one op (10 integers), one transfer (6) or one need (3) per line.
+  const int32_t n_ops = data[0], n_tr = data[1];
+  size_t i = 0;
+  auto line = [&](size_t n) {
+    out += "\n   ";
+    for (size_t k = 0; k < n; ++k, ++i) out += " " + std::to_string(data[i]) + ",";
+  };
+  line(3);
+  for (int32_t k = 0; k < n_ops; ++k) line(10);
+  for (int32_t k = 0; k < n_tr; ++k) line(6);
+  while (i < data.size()) line(3);
+  out += "\n};\n\n}  // namespace\n\n";
+  out += "const schedrt::RankTable& table_" + R_ + "() {\n";
+  out += "  static const schedrt::RankTable table = schedrt::decode_table(kData, sizeof kData / sizeof kData[0]);\n";
+  out += "  return table;\n}\n\n";
+  out += "void run_rank_" + R_ + "(schedrt::Context& ctx) { schedrt::interpret(ctx, table_" + R_ + "()); }\n\n";
+  out += "}  // namespace schedc_generated\n";
+  return out;
+}
+
 // `per_line` items on each line of the initializer.
 template <class T, class Fn>
 std::string array(const std::string& type, const std::string& name, const std::vector<T>& items, Fn fmt,
@@ -181,6 +280,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   out += "// the program's description for the runtime; run with --help for the options\n";
   out += "#include \"schedrt/context.h\"\n#include \"schedrt/program.h\"\n\nnamespace schedc_generated {\n\n";
   for (int32_t r = 0; r < R; ++r) out += "void run_rank_" + std::to_string(r) + "(schedrt::Context& ctx);\n";
+  if (compact_form(p, o))
+    for (int32_t r = 0; r < R; ++r) out += "const schedrt::RankTable& table_" + std::to_string(r) + "();\n";
   out += "\nnamespace {\n\nusing namespace schedrt;\n\n";
   std::vector<int32_t> placement;
   for (int32_t d = 0; d < pb.num_directions(); ++d)
@@ -205,9 +306,19 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   out += array("int32_t", "kGroups", groups, ints) + array("int32_t", "kOps", ops, ints);
   out += "const RankFn kRankFns[] = {";
   for (int32_t r = 0; r < R; ++r) out += std::string(r ? ", " : "") + "run_rank_" + std::to_string(r);
-  out += "};\n\n// The same programs as op tables, for --interpret.\n";
+  out += "};\n\n";
+  const bool compact = compact_form(p, o);
+  if (compact) {
+    // The rank files hold the tables; they are decoded when the program starts.
+    out += "// The op tables, for --interpret: the rank files' compact tables.\n";
+    out += "using TableFn = const RankTable& (*)();\nconst TableFn kTableFns[] = {";
+    for (int32_t r = 0; r < R; ++r) out += std::string(r ? ", " : "") + "table_" + std::to_string(r);
+    out += "};\n";
+  } else {
+    out += "// The same programs as op tables, for --interpret.\n";
+  }
   std::string tables = "const RankTable kTables[] = {";
-  for (int32_t r = 0; r < R; ++r) {
+  for (int32_t r = 0; r < R && !compact; ++r) {
     RankId rank(r);
     const RankProgram& rp = p.ranks[static_cast<size_t>(r)];
     int32_t nt = 0, nn = 0;
@@ -227,7 +338,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
               std::to_string(rows.size()) + ", " + (trs.empty() ? "nullptr" : "kTransfers" + R_) + ", " +
               (nds.empty() ? "nullptr" : "kNeeds" + R_) + "}";
   }
-  out += "\n" + tables + "};\n\n}  // namespace\n}  // namespace schedc_generated\n\n";
+  if (!compact) out += "\n" + tables + "};\n";
+  out += "\n}  // namespace\n}  // namespace schedc_generated\n\n";
   const RuntimeConfig& rc = o.runtime;
   out += "int main(int argc, char** argv) {\n";
   out += "  using namespace schedc_generated;\n";
@@ -242,7 +354,13 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   if (pb.cost.FB) out += "  info.cost_fb = kCostFB;\n";
   out += "  info.simulated_makespan = " + literal(o.simulated_makespan) + ";\n";
   out += "  info.groups_per_rank = kGroups;\n  info.ops_per_rank = kOps;\n";
-  out += "  info.rank_fns = kRankFns;\n  info.tables = kTables;\n";
+  if (compact) {
+    out += "  static schedrt::RankTable tables[" + std::to_string(R) + "];\n";
+    out += "  for (int r = 0; r < " + std::to_string(R) + "; ++r) tables[r] = kTableFns[r]();\n";
+    out += "  info.rank_fns = kRankFns;\n  info.tables = tables;\n";
+  } else {
+    out += "  info.rank_fns = kRankFns;\n  info.tables = kTables;\n";
+  }
   out += "  // the spec's runtime block\n";
   out += "  info.defaults.backend = " + quoted(rc.backend) + ";\n";
   out += "  info.defaults.stage = " + quoted(rc.stage) + ";\n";
@@ -276,7 +394,7 @@ std::vector<EmittedFile> emit_cpp(const Program& p, const EmitOptions& options) 
   std::vector<EmittedFile> files;
   for (int32_t r = 0; r < p.problem.ranks; ++r) {
     std::string name = "rank_" + std::to_string(r) + ".cpp";
-    files.push_back({name, emit_rank(p, r, options, name)});
+    files.push_back({name, compact_form(p, options) ? emit_compact_rank(p, r, options) : emit_rank(p, r, options, name)});
   }
   files.push_back({"main.cpp", emit_main(p, options)});
   files.push_back({"CMakeLists.txt", emit_cmake(p, options)});

@@ -10,7 +10,7 @@ namespace schedc::codegen {
 
 const std::vector<std::string>& runtime_keys() {
   static const std::vector<std::string> keys = {"backend", "stage", "dtype",  "hidden", "layers",
-                                                "batch",   "seed",  "ms_per_unit", "timeout", "steps", "trace"};
+                                                "batch",   "seed",  "ms_per_unit", "timeout", "steps", "trace", "code"};
   return keys;
 }
 
@@ -121,6 +121,7 @@ bool read_runtime_config(const ir::Params& block, RuntimeConfig& c, Diagnostics&
     else if (k == "timeout") rd.number(p, c.timeout, 0, 1e6, true);
     else if (k == "steps") rd.integer(p, c.steps, 1, 1000000);
     else if (k == "trace") rd.path(p, c.trace);
+    else if (k == "code") rd.name(p, c.code, {"auto", "straight", "compact"});
     else {
       std::string best;
       size_t best_d = 3;

@@ -22,7 +22,13 @@ struct RuntimeConfig {
   double timeout = 60;              // watchdog, seconds
   int32_t steps = 1;
   std::string trace;                // `schedc run`: write the measured timeline here
+  /// The generated code's form: straight-line calls per rank, compact op tables run by the
+  /// interpreter (fast to compile), or auto: compact above kCompactAboveOps ops in all.
+  std::string code = "auto";        // auto | straight | compact
 };
+
+/// `code = auto` emits compact tables above this many ops (all ranks together).
+inline constexpr int64_t kCompactAboveOps = 100000;
 
 /// The keys of the runtime block, in documentation order.
 const std::vector<std::string>& runtime_keys();

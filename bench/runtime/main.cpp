@@ -4,14 +4,21 @@
 //   2. fidelity: measured / simulated makespan with the `synthetic` stage for every family at
 //      pp = 4, m = 16 (target <= 1.03);
 //   3. generated code against the interpreter of the same program's op tables (--interpret), in
-//      the same runtime: the ratio of their overheads per op.
+//      the same runtime: the ratio of their overheads per op;
+//   4. a large program (interleaved-1f1b, pp 64, vpp 2, m 512): seconds to emit and build it from
+//      an empty cache, and the largest process's peak memory, per code form (`--code`; the
+//      straight form only with --with-straight: it takes minutes and gigabytes).
 // Each figure is the best step of the best of three runs (the first step warms caches and
 // threads). "cpu ns/op" is the ranks' thread CPU time per op, which does not count the time a rank
 // was descheduled, so it stays meaningful on a loaded machine; "busy ns/op" is wall time in
 // executor calls minus time blocked in the backend.
 //
-//   schedc-bench-runtime [--quick] [--ms-per-unit X] [--schedc PATH]
+//   schedc-bench-runtime [--quick] [--with-straight] [--ms-per-unit X] [--schedc PATH]
 
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -25,6 +32,7 @@ namespace {
 struct Settings {
   std::string schedc = SCHEDC_PATH;
   bool quick = false;
+  bool with_straight = false;
   double ms_per_unit = 10;
 };
 
@@ -116,6 +124,28 @@ void interpreter(const Settings& s) {
   }
 }
 
+void large_program(const Settings& s) {
+  std::printf("\n4. a large program: emit + build from an empty cache (interleaved-1f1b, pp 64, vpp 2, m 512)\n");
+  std::printf("   %-10s %10s %10s %16s\n", "code", "exit", "seconds", "peak MB (max)");
+  std::vector<std::string> forms = {"compact"};
+  if (s.with_straight) forms.push_back("straight");
+  for (const std::string& form : forms) {
+    char dir[] = "/tmp/schedc-bench-large-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    std::string cmd = "SCHEDC_CACHE_DIR='" + std::string(dir) + "/cache' '" + s.schedc +
+                      "' build --family interleaved-1f1b --pp 64 --vpp 2 --microbatches 512 --code " + form + " -o '" +
+                      dir + "/exe' 2>/tmp/schedc-bench-runtime.err";
+    auto t0 = std::chrono::steady_clock::now();
+    int status = std::system(cmd.c_str());
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rusage ru{};
+    getrusage(RUSAGE_CHILDREN, &ru);  // the largest of schedc and the compilers it waited for
+    std::printf("   %-10s %10d %10.1f %16.0f\n", form.c_str(), WEXITSTATUS(status), secs, static_cast<double>(ru.ru_maxrss) / 1024);
+    std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+  }
+  std::printf("   target (issue 11): under 120 s and 2 GB on 2 cores\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,15 +153,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") s.quick = true;
+    else if (a == "--with-straight") s.with_straight = true;
     else if (a == "--schedc" && i + 1 < argc) s.schedc = argv[++i];
     else if (a == "--ms-per-unit" && i + 1 < argc) s.ms_per_unit = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: schedc-bench-runtime [--quick] [--ms-per-unit X] [--schedc PATH]\n");
+      std::fprintf(stderr, "usage: schedc-bench-runtime [--quick] [--with-straight] [--ms-per-unit X] [--schedc PATH]\n");
       return 2;
     }
   }
   overhead(s);
   fidelity(s);
   interpreter(s);
+  if (!s.quick) large_program(s);
   return 0;
 }

@@ -339,4 +339,40 @@ void interpret(Context& ctx, const RankTable& table) {
   }
 }
 
+RankTable decode_table(const int32_t* data, int64_t size) {
+  auto bad = [&](const char* what) { throw Error(std::string("a compact op table is malformed: ") + what); };
+  if (size < 3) bad("no header");
+  const int64_t n_ops = data[0], n_tr = data[1], n_needs = data[2];
+  if (n_ops < 0 || n_tr < 0 || n_needs < 0 || 3 + 10 * n_ops + 6 * n_tr + 3 * n_needs != size) bad("its size");
+  auto kind = [&](int32_t k) {
+    if (k < 0 || k > 3) bad("an action kind");
+    return static_cast<Kind>(k);
+  };
+  const int32_t* at = data + 3;
+  // Kept for the process: the table is the rank's program.
+  auto* ops = new TableOp[static_cast<size_t>(std::max<int64_t>(1, n_ops))];
+  for (int64_t i = 0; i < n_ops; ++i, at += 10) {
+    if (at[0] < 0 || at[0] > static_cast<int32_t>(OpCode::WaitAll)) bad("an op code");
+    TableOp& op = ops[i];
+    op.code = static_cast<OpCode>(at[0]);
+    op.a = {kind(at[1]), at[2], at[3]};
+    op.b = {kind(at[4]), at[5], at[6]};
+    op.group = at[7];
+    op.first = at[8];
+    op.count = at[9];
+    const int64_t limit = op.code == OpCode::Post ? n_tr : op.code == OpCode::Wait ? n_needs : 0;
+    if ((op.code == OpCode::Post || op.code == OpCode::Wait) &&
+        (op.first < 0 || op.count < 0 || int64_t{op.first} + op.count > limit))
+      bad("an op's range of transfers or needs");
+  }
+  auto* transfers = new Transfer[static_cast<size_t>(std::max<int64_t>(1, n_tr))];
+  for (int64_t i = 0; i < n_tr; ++i, at += 6) {
+    if (at[0] != 0 && at[0] != 1) bad("a transfer direction");
+    transfers[i] = {static_cast<Dir>(at[0]), {kind(at[1]), at[2], at[3]}, at[4], at[5]};
+  }
+  auto* needs = new Action[static_cast<size_t>(std::max<int64_t>(1, n_needs))];
+  for (int64_t i = 0; i < n_needs; ++i, at += 3) needs[i] = {kind(at[0]), at[1], at[2]};
+  return RankTable{ops, static_cast<int32_t>(n_ops), transfers, needs};
+}
+
 }  // namespace schedrt

@@ -37,6 +37,9 @@ void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
   cmd.add_option("--timeout", timeout, "watchdog: seconds a wait may take (default 60)")->check(number_in(0.001, 1e6))->group(g);
   cmd.add_option("--steps", steps, "steps to run (the last is reported)")->check(CLI::Range(1, 1000000))->group(g);
   if (with_trace) cmd.add_option("--trace", trace, "write the measured timeline (Perfetto JSON) to this file")->group(g);
+  cmd.add_option("--code", code, "generated code: auto | straight (calls per rank) | compact (op tables; fast to compile)")
+      ->check(CLI::IsMember({"auto", "straight", "compact"}))
+      ->group(g);
 }
 
 void RuntimeFlags::apply(codegen::RuntimeConfig& c) const {
@@ -51,6 +54,7 @@ void RuntimeFlags::apply(codegen::RuntimeConfig& c) const {
   if (timeout) c.timeout = *timeout;
   if (steps) c.steps = *steps;
   if (trace) c.trace = *trace;
+  if (code) c.code = *code;
 }
 
 std::string source_name(const std::string& path, const ProblemFlags& p, const ScheduleFlags& s) {

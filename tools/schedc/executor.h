@@ -18,7 +18,7 @@ namespace schedc::driver {
 
 /// The runtime settings on the command line; they override the spec's runtime block.
 struct RuntimeFlags {
-  std::optional<std::string> backend, stage, dtype, trace;
+  std::optional<std::string> backend, stage, dtype, trace, code;
   std::optional<int> hidden, layers, batch, steps;
   std::optional<int64_t> seed;
   std::optional<double> ms_per_unit, timeout;

@@ -79,6 +79,15 @@ struct ProgramInfo {
 /// Runs a rank's program from its table form: the interpreter that generated code is compared to.
 void interpret(Context& ctx, const RankTable& table);
 
+/// The compact table form schedc emits for large programs (`code = compact`, or `auto` above a
+/// size; docs/dsl.md): plain integers, which compile fast, decoded once at startup.
+///   data = {ops, transfers, needs,
+///           ops x {code, a.kind, a.mb, a.stage, b.kind, b.mb, b.stage, group, first, count},
+///           transfers x {dir, kind, mb, stage, peer, seq}, needs x {kind, mb, stage}}
+/// The table's storage lives until the process ends. Throws schedrt::Error on data that does not
+/// have that shape.
+RankTable decode_table(const int32_t* data, int64_t size);
+
 /// The executable's entry point: parses the flags (see `--help`), runs, prints the report.
 /// Returns the process exit code: 0 ok, 1 a run or check failed, 2 a bad command line.
 int main(int argc, char** argv, const ProgramInfo& info);

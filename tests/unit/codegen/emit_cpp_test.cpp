@@ -109,7 +109,57 @@ TEST_CASE("runtime block: values are applied, mistakes are reported at their loc
   CHECK(diags.all()[0].loc.line == 4);
   CHECK(diags.all()[1].kind == DiagKind::UnknownKey);
   CHECK(diags.all()[1].message == "unknown runtime key `layrs` (did you mean `layers`?), expected one of backend, stage, "
-                                  "dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, trace");
+                                  "dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, trace, code");
   CHECK(diags.all()[2].kind == DiagKind::WrongType);
   CHECK(diags.all()[2].loc.col == 9);
+}
+
+TEST_CASE("compact form: each rank's op table as integers, run by the interpreter (code = compact, or auto when large)") {
+  Program prog = codegen::lower(one_f_one_b());
+  codegen::EmitOptions o;
+  o.source_name = "x.sched";
+  o.runtime.code = "compact";
+  auto files = codegen::emit_cpp(prog, o);
+  REQUIRE(files.size() == 4);
+  const std::string& r0 = file(files, "rank_0.cpp").content;
+  CHECK(!has(r0, "ctx.forward"));
+  CHECK(has(r0, "void run_rank_0(schedrt::Context& ctx) { schedrt::interpret(ctx, table_0()); }"));
+  // Rank 0: 4 computes, its posts and waits, the final wait_all; the header counts them.
+  size_t ops = prog.ranks[0].ops.size(), transfers = 0, needs = 0;
+  for (const auto& op : prog.ranks[0].ops) {
+    if (op.kind == ir::OpKind::Post) transfers += prog.ranks[0].groups[static_cast<size_t>(op.group)].transfers.size();
+    if (op.kind == ir::OpKind::Wait) needs += op.needs.size();
+  }
+  CHECK(has(r0, "constexpr int32_t kData[] = {\n    " + std::to_string(ops) + ", " + std::to_string(transfers) + ", " +
+                    std::to_string(needs) + ",\n"));
+  // The first op: F(0, 0) as {Forward, F 0 0, F 0 0, no group, 0, 0}; the fused backward of mb 0 is code 3.
+  CHECK(has(r0, "\n    0, 0, 0, 0, 0, 0, 0, -1, 0, 0,\n"));
+  CHECK(has(r0, "\n    3, 3, 0, 0, 3, 0, 0, -1, 0, 0,\n"));
+  const std::string& main = file(files, "main.cpp").content;
+  CHECK(has(main, "const TableFn kTableFns[] = {table_0, table_1};"));
+  CHECK(has(main, "info.tables = tables;"));
+  CHECK(!has(main, "OpCode::"));
+  // auto: straight-line code while small, the compact form above codegen::kCompactAboveOps ops.
+  o.runtime.code = "auto";
+  CHECK(has(codegen::emit_cpp(prog, o)[0].content, "ctx.forward(0, 0);"));
+  Problem big;
+  big.ranks = 2;
+  big.microbatches = 30000;  // 2 x 30000 x (F, BW) computes plus their transfers: over 100000 ops
+  big.backward = BackwardMode::Fused;
+  Schedule s;
+  s.problem = big;
+  s.ranks.resize(2);
+  for (int mb = 0; mb < big.microbatches; ++mb) {
+    s.ranks[0].push_back(F(mb, 0));
+    s.ranks[1].push_back(F(mb, 1));
+    s.ranks[1].push_back(BW(mb, 1));
+  }
+  for (int mb = 0; mb < big.microbatches; ++mb) s.ranks[0].push_back(BW(mb, 0));
+  Program large = codegen::lower(s);
+  int64_t total = 0;
+  for (const auto& rp : large.ranks) total += static_cast<int64_t>(rp.ops.size());
+  REQUIRE(total > codegen::kCompactAboveOps);
+  CHECK(has(codegen::emit_cpp(large, o)[0].content, "schedrt::interpret(ctx, table_0())"));
+  o.runtime.code = "straight";
+  CHECK(has(codegen::emit_cpp(large, o)[0].content, "ctx.forward(0, 0);"));
 }
