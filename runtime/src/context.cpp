@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
 
 namespace schedrt {
 
@@ -339,6 +342,24 @@ void interpret(Context& ctx, const RankTable& table) {
   }
 }
 
+namespace {
+
+// Decoded tables live until the process ends (a rank's table is its program); kept here, reachable,
+// so that nothing is leaked and nothing moves.
+struct DecodedTable {
+  std::vector<TableOp> ops;
+  std::vector<Transfer> transfers;
+  std::vector<Action> needs;
+};
+
+std::mutex decoded_mutex;
+std::deque<DecodedTable>& decoded_tables() {
+  static std::deque<DecodedTable> tables;
+  return tables;
+}
+
+}  // namespace
+
 RankTable decode_table(const int32_t* data, int64_t size) {
   auto bad = [&](const char* what) { throw Error(std::string("a compact op table is malformed: ") + what); };
   if (size < 3) bad("no header");
@@ -349,11 +370,11 @@ RankTable decode_table(const int32_t* data, int64_t size) {
     return static_cast<Kind>(k);
   };
   const int32_t* at = data + 3;
-  // Kept for the process: the table is the rank's program.
-  auto* ops = new TableOp[static_cast<size_t>(std::max<int64_t>(1, n_ops))];
+  DecodedTable t;
+  t.ops.resize(static_cast<size_t>(n_ops));
   for (int64_t i = 0; i < n_ops; ++i, at += 10) {
     if (at[0] < 0 || at[0] > static_cast<int32_t>(OpCode::WaitAll)) bad("an op code");
-    TableOp& op = ops[i];
+    TableOp& op = t.ops[static_cast<size_t>(i)];
     op.code = static_cast<OpCode>(at[0]);
     op.a = {kind(at[1]), at[2], at[3]};
     op.b = {kind(at[4]), at[5], at[6]};
@@ -365,14 +386,17 @@ RankTable decode_table(const int32_t* data, int64_t size) {
         (op.first < 0 || op.count < 0 || int64_t{op.first} + op.count > limit))
       bad("an op's range of transfers or needs");
   }
-  auto* transfers = new Transfer[static_cast<size_t>(std::max<int64_t>(1, n_tr))];
+  t.transfers.resize(static_cast<size_t>(n_tr));
   for (int64_t i = 0; i < n_tr; ++i, at += 6) {
     if (at[0] != 0 && at[0] != 1) bad("a transfer direction");
-    transfers[i] = {static_cast<Dir>(at[0]), {kind(at[1]), at[2], at[3]}, at[4], at[5]};
+    t.transfers[static_cast<size_t>(i)] = {static_cast<Dir>(at[0]), {kind(at[1]), at[2], at[3]}, at[4], at[5]};
   }
-  auto* needs = new Action[static_cast<size_t>(std::max<int64_t>(1, n_needs))];
-  for (int64_t i = 0; i < n_needs; ++i, at += 3) needs[i] = {kind(at[0]), at[1], at[2]};
-  return RankTable{ops, static_cast<int32_t>(n_ops), transfers, needs};
+  t.needs.resize(static_cast<size_t>(n_needs));
+  for (int64_t i = 0; i < n_needs; ++i, at += 3) t.needs[static_cast<size_t>(i)] = {kind(at[0]), at[1], at[2]};
+  std::lock_guard<std::mutex> lock(decoded_mutex);
+  DecodedTable& kept = decoded_tables().emplace_back(std::move(t));
+  return RankTable{kept.ops.empty() ? nullptr : kept.ops.data(), static_cast<int32_t>(n_ops),
+                   kept.transfers.empty() ? nullptr : kept.transfers.data(), kept.needs.empty() ? nullptr : kept.needs.data()};
 }
 
 }  // namespace schedrt
