@@ -1,24 +1,29 @@
 // The cuda backend's local mode (every rank in one process, copies between their buffers) on the
-// fake CUDA runtime of fake_cudart.cpp, with the CPU stages: schedc's own lowered programs for
-// several families run through the backend's posts, matching, waits, timing and host collectives,
-// and --check must find the CPU reference's gradients bit for bit. Then the failure paths: a lost
-// message trips the watchdog with a report, an exception on one rank stops the others, a message
-// out of order is caught by its header, and the launch settings are checked before anything runs.
-// The same for NCCL mode, on the fake NCCL of fake_nccl.h: the only test of the NCCL backend that
-// runs without several GPUs.
+// fake CUDA runtime of fake_cudart.cpp, whose device runs stream work lazily in a random order that
+// respects only stream order and events, with the CPU stages run as kernels on each rank's compute
+// stream: schedc's own lowered programs for several families run through the backend's posts,
+// matching, waits, timing and host collectives, under several seeds, and --check must find the CPU
+// reference's gradients bit for bit. Dropping one stream wait that the data depends on must make
+// --check fail for some seeds. Then the failure paths: a lost message trips the watchdog with a
+// report, an exception on one rank stops the others, a message out of order is caught by its
+// header, and the launch settings are checked before anything runs. The same for NCCL mode, on the
+// fake NCCL of fake_nccl.h: the only test of the NCCL backend that runs without several GPUs.
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <latch>
 #include <sstream>
 #include <thread>
 
 #include "backends/cuda/cuda.h"
 #include "backends/cuda/cuda_backend.h"
 #include "codegen/lower.h"
+#include "fake_cudart.h"
 #include "fake_nccl.h"
 #include "run_internal.h"
 #include "solver/families/families.h"
@@ -27,10 +32,85 @@ using namespace schedrt;
 
 namespace {
 
-// The backend with the CPU stages (the fake runs no kernels); everything else forwarded.
-class HostStages final : public Backend {
+// Sets up the fake device for one test and puts its defaults back after it.
+class FakeDevice {
  public:
-  explicit HostStages(cuda::CudaBackend& b) : b_(b) {}
+  explicit FakeDevice(const fake_cuda::Config& config) { fake_cuda::configure(config); }
+  ~FakeDevice() { fake_cuda::configure({}); }
+  FakeDevice(const FakeDevice&) = delete;
+  FakeDevice& operator=(const FakeDevice&) = delete;
+};
+
+// A CPU stage whose compute runs as kernels on a rank's compute stream of the fake device, so that
+// it reads and writes the message buffers in device order, not in the host's. A kernel holds the
+// stages it uses (a failing rank may drop its stages before its device has run them). The host
+// calls that read what the kernels wrote (loss, gradients) come after the backend synchronised the
+// step; they check that it did.
+class DeviceStage final : public Stage {
+ public:
+  DeviceStage(std::unique_ptr<Stage> inner, cudaStream_t stream) : inner_(std::move(inner)), stream_(stream) {}
+
+  size_t boundary_bytes() const override { return inner_->boundary_bytes(); }
+  void forward(int32_t mb, const void* in, void* out) override {
+    launch({this}, [s = inner_, mb, in, out] { s->forward(mb, in, out); });
+  }
+  void backward_input(int32_t mb, const void* grad_out, void* grad_in) override {
+    launch({this}, [s = inner_, mb, grad_out, grad_in] { s->backward_input(mb, grad_out, grad_in); });
+  }
+  void backward_weight(int32_t mb) override {
+    launch({this}, [s = inner_, mb] { s->backward_weight(mb); });
+  }
+  void backward(int32_t mb, const void* grad_out, void* grad_in) override {
+    launch({this}, [s = inner_, mb, grad_out, grad_in] { s->backward(mb, grad_out, grad_in); });
+  }
+  void overlapped(int32_t f_mb, const void* in, void* out, Stage& other, Action b, const void* grad_out,
+                  void* grad_in) override {
+    auto& o = dynamic_cast<DeviceStage&>(other);
+    launch({this, &o}, [s = inner_, t = o.inner_, f_mb, in, out, b, grad_out, grad_in] {
+      s->overlapped(f_mb, in, out, *t, b, grad_out, grad_in);
+    });
+  }
+
+  double loss(int32_t mb) const override {
+    settled("loss");
+    return inner_->loss(mb);
+  }
+  size_t gradient_bytes() const override { return inner_->gradient_bytes(); }
+  void reduce_gradients(const std::vector<int32_t>& mbs, void* out) const override {
+    settled("reduce_gradients");
+    inner_->reduce_gradients(mbs, out);
+  }
+  void add_gradients(const void* a, const void* b, void* out) const override { inner_->add_gradients(a, b, out); }
+  std::vector<double> gradient_values(const void* grads) const override { return inner_->gradient_values(grads); }
+
+ private:
+  template <class Body>
+  void launch(std::initializer_list<DeviceStage*> users, Body body) {
+    std::vector<std::shared_ptr<std::atomic<int>>> counts;
+    for (DeviceStage* u : users) {
+      ++*u->unfinished_;
+      counts.push_back(u->unfinished_);
+    }
+    fake_cuda::launch(stream_, [body = std::move(body), counts = std::move(counts)] {
+      body();
+      for (const auto& c : counts) --*c;
+    });
+  }
+  void settled(const char* call) const {
+    if (int n = *unfinished_; n > 0)
+      throw Error(std::string("the host called `") + call + "` while " + std::to_string(n) +
+                  " of the stage's kernels had not run: the backend did not synchronise the step");
+  }
+
+  std::shared_ptr<Stage> inner_;
+  cudaStream_t stream_;
+  std::shared_ptr<std::atomic<int>> unfinished_ = std::make_shared<std::atomic<int>>(0);
+};
+
+// The backend with the CPU stages run as kernels on its compute stream; everything else forwarded.
+class DeviceStages final : public Backend {
+ public:
+  explicit DeviceStages(cuda::CudaBackend& b) : b_(b) {}
   std::string name() const override { return b_.name(); }
   int32_t rank() const override { return b_.rank(); }
   int32_t size() const override { return b_.size(); }
@@ -46,7 +126,9 @@ class HostStages final : public Backend {
   void publish_status(uint64_t s) override { b_.publish_status(s); }
   int64_t blocked_ns() const override { return b_.blocked_ns(); }
   void zero(void* p, size_t n) override { b_.zero(p, n); }
-  std::unique_ptr<Stage> make_stage(const StageConfig&, int32_t) override { return nullptr; }
+  std::unique_ptr<Stage> make_stage(const StageConfig& c, int32_t s) override {
+    return std::make_unique<DeviceStage>(schedrt::make_stage(c, s), b_.device().compute);
+  }
   void op_begin(OpCode c) override { b_.op_begin(c); }
   void op_end(OpCode c) override { b_.op_end(c); }
   void device_intervals(std::vector<OpRecord>& r) override { b_.device_intervals(r); }
@@ -165,17 +247,32 @@ RunOptions options(double timeout = 20) {
   return o;
 }
 
-// Every rank on the local backend (as run_cuda's single-process local mode), with CPU stages.
-// Returns the first failure's message ("" when all finished) and rank 0's exit code.
-std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc) {
-  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
-  std::vector<std::unique_ptr<cuda::CudaBackend>> backends(static_cast<size_t>(info.ranks));
+using Backends = std::vector<std::unique_ptr<cuda::CudaBackend>>;
+// Called once every rank's backend exists, before any rank runs (to arm a fault on their streams).
+using BeforeRun = std::function<void(const Backends&)>;
+
+// Every rank on the backend `make(rank)` builds, each on its own thread as run_cuda runs them, with
+// the CPU stages on the device. Returns the first failure's message ("" when all finished) and
+// rank 0's exit code.
+template <class Make>
+std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const RunOptions& opt, int* rc, Make make,
+                      const BeforeRun& before) {
+  Backends backends(static_cast<size_t>(info.ranks));
+  std::latch built(info.ranks), go(1);
   std::vector<std::thread> threads;
   for (int32_t r = 0; r < info.ranks; ++r)
     threads.emplace_back([&, r] {
+      std::unique_ptr<cuda::CudaBackend>& mine = backends[static_cast<size_t>(r)];
       try {
-        backends[static_cast<size_t>(r)] = cuda::make_local_backend(group, r, 0);
-        HostStages b(*backends[static_cast<size_t>(r)]);
+        mine = make(r);
+      } catch (const std::exception& e) {
+        group.abort("rank " + std::to_string(r) + ": " + e.what());
+      }
+      built.count_down();
+      go.wait();
+      if (!mine) return;
+      try {
+        DeviceStages b(*mine);
         int code = rank_main(b, info, opt);
         if (r == 0) *rc = code;
       } catch (const Aborted&) {
@@ -183,8 +280,35 @@ std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc) {
         group.abort("rank " + std::to_string(r) + ": " + e.what());
       }
     });
+  built.wait();
+  if (before && !group.aborted()) before(backends);
+  go.count_down();
   for (auto& t : threads) t.join();
   return group.aborted() ? group.message() : "";
+}
+
+// Every rank on the local backend (as run_cuda's single-process local mode), all on device 0.
+std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc, const BeforeRun& before = {}) {
+  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
+  return run_ranks(
+      group, info, opt, rc, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }, before);
+}
+
+// Every rank on the NCCL backend, one thread and one fake device each: with the in-process host
+// collectives (single-process NCCL mode), or with barrier, gather and exchange through NCCL too
+// (what one process per rank does). The fake must have a device per rank.
+std::string run_nccl(const ProgramInfo& info, const RunOptions& opt, bool in_process, int* rc,
+                     const BeforeRun& before = {}) {
+  cuda::install_libs_for_testing(fake_nccl::libs());
+  fake_nccl::FakeWorld world(info.ranks);
+  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
+  return run_ranks(
+      group, info, opt, rc,
+      [&](int32_t r) {
+        return cuda::make_nccl_backend(in_process ? &group : nullptr, world.comm(r), r, info.ranks,
+                                       BackendOptions{opt.timeout_s}, r, [&](const std::string& m) { group.abort(m); });
+      },
+      before);
 }
 
 std::string capture_stdout(const std::function<void()>& fn) {
@@ -196,9 +320,41 @@ std::string capture_stdout(const std::function<void()>& fn) {
   return buf.str();
 }
 
+constexpr uint64_t kSeeds = 8;
+
+enum class Mode {
+  Local,
+  Nccl,             // single-process NCCL mode: host collectives in the process
+  NcclCollectives,  // barrier, gather and exchange through NCCL too
+};
+
+struct Outcome {
+  std::string failure;  // the first failure's message, "" when every rank finished
+  std::string out;      // rank 0's report
+  int rc = -1;          // rank 0's exit code
+  fake_cuda::Stats stats;
+
+  bool exact() const {
+    return failure.empty() && rc == 0 && out.find("\"ok\": true") != std::string::npos &&
+           out.find("\"max_rel_grad_diff\": 0,") != std::string::npos;
+  }
+};
+
+// One run of `info` in `mode` on a fake device in random order from `seed`, a device per rank.
+Outcome run(Mode mode, const ProgramInfo& info, const RunOptions& opt, uint64_t seed, const BeforeRun& before = {}) {
+  FakeDevice fake({.order = fake_cuda::Order::Random, .seed = seed, .devices = info.ranks});
+  Outcome r;
+  r.out = capture_stdout([&] {
+    r.failure = mode == Mode::Local ? run_local(info, opt, &r.rc, before)
+                                    : run_nccl(info, opt, mode == Mode::Nccl, &r.rc, before);
+  });
+  r.stats = fake_cuda::stats();
+  return r;
+}
+
 }  // namespace
 
-TEST_CASE("lowered programs run on the local cuda backend and match the reference bit for bit") {
+TEST_CASE("lowered programs run on the local cuda backend and match the reference bit for bit, in any device order") {
   struct Case {
     const char* family;
     int32_t pp, vpp, m;
@@ -206,15 +362,17 @@ TEST_CASE("lowered programs run on the local cuda backend and match the referenc
   for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"interleaved-1f1b", 2, 2, 4},
                  Case{"zb-h1", 3, 1, 6}}) {
     Program p(c.family, c.pp, c.vpp, c.m);
-    int rc = -1;
-    std::string failure;
-    std::string out = capture_stdout([&] { failure = run_local(p.info, options(), &rc); });
-    INFO(c.family << ": " << out << failure);
-    CHECK(failure == "");
-    CHECK(rc == 0);
-    CHECK(out.find("\"ok\": true") != std::string::npos);
-    CHECK(out.find("\"backend\": \"cuda\"") != std::string::npos);
-    CHECK(out.find("\"max_rel_grad_diff\": 0,") != std::string::npos);
+    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      Outcome r = run(Mode::Local, p.info, options(), seed);
+      INFO(c.family << ", seed " << seed << ": " << r.out << r.failure);
+      CHECK(r.failure == "");
+      CHECK(r.rc == 0);
+      CHECK(r.out.find("\"ok\": true") != std::string::npos);
+      CHECK(r.out.find("\"backend\": \"cuda\"") != std::string::npos);
+      CHECK(r.out.find("\"max_rel_grad_diff\": 0,") != std::string::npos);
+      // The device ran stream work out of the order it was enqueued in (an in-order fake would not).
+      CHECK(r.stats.reorderings > 0);
+    }
   }
 }
 
@@ -314,6 +472,9 @@ TEST_CASE("run_cuda checks the launch before it starts anything") {
 }
 
 TEST_CASE("the synthetic stage through run_cuda: single-process local mode on the fake device") {
+  // The synthetic stage holds the host thread, and the events around it time that: the device
+  // must record them when the host reaches them.
+  FakeDevice fake({.order = fake_cuda::Order::Eager});
   Program p("1f1b", 2, 1, 2);
   RunOptions o = options();
   o.check = false;
@@ -340,54 +501,25 @@ TEST_CASE("the synthetic stage through run_cuda: single-process local mode on th
 
 // --- NCCL mode, on the fake NCCL of fake_nccl.h ---
 
-namespace {
-
-// Every rank on the NCCL backend, one thread each: with the in-process host collectives
-// (single-process NCCL mode), or with barrier, gather and exchange through NCCL too (what one
-// process per rank does).
-std::string run_nccl(const ProgramInfo& info, const RunOptions& opt, bool in_process, int* rc) {
-  cuda::install_libs_for_testing(fake_nccl::libs());
-  fake_nccl::FakeWorld world(info.ranks);
-  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
-  std::vector<std::unique_ptr<cuda::CudaBackend>> backends(static_cast<size_t>(info.ranks));
-  std::vector<std::thread> threads;
-  for (int32_t r = 0; r < info.ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        backends[static_cast<size_t>(r)] =
-            cuda::make_nccl_backend(in_process ? &group : nullptr, world.comm(r), r, info.ranks,
-                                    BackendOptions{opt.timeout_s}, 0, [&](const std::string& m) { group.abort(m); });
-        HostStages b(*backends[static_cast<size_t>(r)]);
-        int code = rank_main(b, info, opt);
-        if (r == 0) *rc = code;
-      } catch (const Aborted&) {
-      } catch (const std::exception& e) {
-        group.abort("rank " + std::to_string(r) + ": " + e.what());
-      }
-    });
-  for (auto& t : threads) t.join();
-  return group.aborted() ? group.message() : "";
-}
-
-}  // namespace
-
 TEST_CASE("NCCL mode: one NCCL group per posted group, issued in order, on the strictest model") {
   struct Case {
     const char* family;
     int32_t pp, vpp, m;
   };
-  for (bool in_process : {true, false})
+  for (Mode mode : {Mode::Nccl, Mode::NcclCollectives})
     for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"zb-h2", 3, 1, 6}}) {
       Program p(c.family, c.pp, c.vpp, c.m);
       RunOptions o = options();
       o.steps = 2;
-      int rc = -1;
-      std::string failure;
-      std::string out = capture_stdout([&] { failure = run_nccl(p.info, o, in_process, &rc); });
-      INFO(c.family << (in_process ? " (one process)" : " (NCCL collectives)") << ": " << out << failure);
-      CHECK(failure == "");
-      CHECK(rc == 0);
-      CHECK(out.find("\"max_rel_grad_diff\": 0,") != std::string::npos);
+      for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+        Outcome r = run(mode, p.info, o, seed);
+        INFO(c.family << (mode == Mode::Nccl ? " (one process)" : " (NCCL collectives)") << ", seed " << seed << ": "
+                      << r.out << r.failure);
+        CHECK(r.failure == "");
+        CHECK(r.rc == 0);
+        CHECK(r.out.find("\"max_rel_grad_diff\": 0,") != std::string::npos);
+        CHECK(r.stats.reorderings > 0);
+      }
     }
 }
 
@@ -395,6 +527,7 @@ TEST_CASE("NCCL mode: a lost message trips the watchdog instead of hanging") {
   Program p("1f1b", 2, 1, 1);
   RunOptions o = options(0.3);
   o.fault = "drop-send=0";
+  FakeDevice fake({.devices = 2});
   int rc = -1;
   std::string failure;
   capture_stdout([&] { failure = run_nccl(p.info, o, true, &rc); });
@@ -408,9 +541,107 @@ TEST_CASE("NCCL mode: a lost message trips the watchdog instead of hanging") {
 
 TEST_CASE("NCCL mode: a message out of channel order is caught by its header at the end of the step") {
   cuda::install_libs_for_testing(fake_nccl::libs());
+  FakeDevice fake({.devices = 2});
   fake_nccl::FakeWorld world(2);
   cuda::InProcess group(2, BackendOptions{5});
   CHECK(out_of_order_failure(group, [&](int32_t r) {
-          return cuda::make_nccl_backend(&group, world.comm(r), r, 2, BackendOptions{5}, 0, {});
+          return cuda::make_nccl_backend(&group, world.comm(r), r, 2, BackendOptions{5}, r, {});
         }) == "rank 1 expected `F1.s0` as message #0 from rank 0, got `F0.s0` (#0)");
+}
+
+// --- The fake device itself, and what it catches ---
+
+TEST_CASE("the fake device orders stream work by stream order and events only") {
+  // A kernel on stream a writes 7 into x; stream b copies x to y, after waiting for an event
+  // recorded behind the kernel, or without waiting.
+  int stale_with_wait = 0, stale_without = 0, saw_first_record = 0;
+  for (uint64_t seed = 1; seed <= 64; ++seed)
+    for (bool wait : {true, false}) {
+      FakeDevice fake({.seed = seed});
+      cudaStream_t a = nullptr, b = nullptr;
+      cudaEvent_t e = nullptr;
+      void *x = nullptr, *y = nullptr;
+      REQUIRE(cudaStreamCreateWithPriority(&a, cudaStreamNonBlocking, 0) == cudaSuccess);
+      REQUIRE(cudaStreamCreateWithPriority(&b, cudaStreamNonBlocking, 0) == cudaSuccess);
+      REQUIRE(cudaEventCreateWithFlags(&e, cudaEventDefault) == cudaSuccess);
+      REQUIRE(cudaMalloc(&x, 4) == cudaSuccess);
+      REQUIRE(cudaMalloc(&y, 4) == cudaSuccess);
+      auto* px = static_cast<int32_t*>(x);
+      auto* py = static_cast<int32_t*>(y);
+      *px = 0;
+      *py = -1;
+      fake_cuda::launch(a, [px] { *px = 7; });
+      cudaEventRecord(e, a);
+      if (wait) cudaStreamWaitEvent(b, e, 0);
+      // Recorded again behind a second kernel: a wait issued before this still waits for the first.
+      fake_cuda::launch(a, [px] { *px = 8; });
+      cudaEventRecord(e, a);
+      cudaMemcpyAsync(y, x, 4, cudaMemcpyDeviceToDevice, b);
+      cudaStreamSynchronize(b);
+      int32_t got = *py;
+      CHECK((got == 0 || got == 7 || got == 8));
+      if (wait) stale_with_wait += got == 0;
+      else stale_without += got == 0;
+      if (wait) saw_first_record += got == 7;
+      cudaStreamSynchronize(a);
+      cudaFree(x);
+      cudaFree(y);
+      cudaEventDestroy(e);
+      cudaStreamDestroy(a);
+      cudaStreamDestroy(b);
+    }
+  CHECK(stale_with_wait == 0);
+  CHECK(stale_without > 0);
+  CHECK(saw_first_record > 0);
+}
+
+namespace {
+
+// Over seeds 1..`seeds` of `p`: every seed passes --check bit for bit; with the fault that `arm`
+// sets up, the fault fires and the run still ends normally. Returns how many seeds --check failed
+// with the fault. One step: a later step would find stale data equal to what it computes itself.
+int seeds_caught(Mode mode, const Program& p, uint64_t seeds, const BeforeRun& arm) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    Outcome clean = run(mode, p.info, options(), seed);
+    INFO("seed " << seed << " without the fault: " << clean.out << clean.failure);
+    CHECK(clean.exact());
+    Outcome faulty = run(mode, p.info, options(), seed, arm);
+    INFO("seed " << seed << " with the fault: " << faulty.out << faulty.failure);
+    CHECK(faulty.stats.dropped_waits == 1);
+    CHECK(faulty.failure == "");
+    if (faulty.exact()) continue;
+    CHECK(faulty.rc == 1);
+    CHECK(faulty.out.find("\"ok\": false") != std::string::npos);
+    ++caught;
+  }
+  return caught;
+}
+
+}  // namespace
+
+TEST_CASE("without one of its stream waits the backend computes wrong gradients, and --check says so") {
+  Program p("1f1b", 4, 1, 8);
+  const uint64_t seeds = 24;
+  struct Drop {
+    std::string what;
+    Mode mode;
+    BeforeRun arm;
+  };
+  const Drop drops[] = {
+      {"local: rank 1's compute stream does not wait for the copy of F0.s0", Mode::Local,
+       [](const Backends& b) { fake_cuda::drop_stream_wait(b[1]->device().compute, nullptr, 0); }},
+      {"local: the copy of F0.s0 does not wait for rank 0's compute stream to produce it", Mode::Local,
+       [](const Backends& b) { fake_cuda::drop_stream_wait(nullptr, b[0]->device().compute, 0); }},
+      {"NCCL: rank 1's compute stream does not wait for g0's receive of F0.s0", Mode::Nccl,
+       [](const Backends& b) { fake_cuda::drop_stream_wait(b[1]->device().compute, nullptr, 0); }},
+      {"NCCL: rank 0's send of F0.s0 does not wait for its compute stream", Mode::Nccl,
+       [](const Backends& b) { fake_cuda::drop_stream_wait(b[0]->device().comm, nullptr, 0); }},
+  };
+  for (const Drop& d : drops) {
+    INFO(d.what);
+    int caught = seeds_caught(d.mode, p, seeds, d.arm);
+    MESSAGE(d.what << ": --check failed for " << caught << " of " << seeds << " seeds");
+    CHECK(caught > 0);
+  }
 }
