@@ -210,23 +210,27 @@ Wide jackson_bound(const Dag& g, std::span<const int32_t> jobs) {
   std::sort(by_head.begin(), by_head.end(), [&](int32_t a, int32_t b) {
     return g.head[static_cast<size_t>(a)] < g.head[static_cast<size_t>(b)];
   });
-  std::priority_queue<std::pair<int64_t, int32_t>> ready;  // (tail, job)
-  std::vector<int64_t> left(g.dur.size(), 0);
+  // Work left per job, by its place in by_head: sized by this rank's jobs, not the whole graph
+  // (per rank, a graph-sized array made the bound quadratic: 32 GB of zeroing at pp 1024).
+  std::priority_queue<std::pair<int64_t, int32_t>> ready;  // (tail, place in by_head)
+  std::vector<int64_t> left(by_head.size(), 0);
   Wide t = 0, best = 0;
   size_t next = 0;
   while (next < by_head.size() || !ready.empty()) {
     if (ready.empty()) t = std::max<Wide>(t, g.head[static_cast<size_t>(by_head[next])]);
     while (next < by_head.size() && g.head[static_cast<size_t>(by_head[next])] <= t) {
-      auto j = static_cast<size_t>(by_head[next++]);
-      left[j] = g.share[j];
-      ready.push({g.tail[j], static_cast<int32_t>(j)});
+      auto j = static_cast<size_t>(by_head[next]);
+      left[next] = g.share[j];
+      ready.push({g.tail[j], static_cast<int32_t>(next)});
+      ++next;
     }
-    auto [q, j] = ready.top();
+    auto [q, k] = ready.top();
+    auto place = static_cast<size_t>(k);
     Wide release = next < by_head.size() ? Wide{g.head[static_cast<size_t>(by_head[next])]} : Wide{kNever};
-    auto run = static_cast<int64_t>(std::min<Wide>(left[static_cast<size_t>(j)], release - t));
+    auto run = static_cast<int64_t>(std::min<Wide>(left[place], release - t));
     t += run;
-    left[static_cast<size_t>(j)] -= run;
-    if (left[static_cast<size_t>(j)] == 0) {
+    left[place] -= run;
+    if (left[place] == 0) {
       ready.pop();
       best = std::max(best, t + q);
     }

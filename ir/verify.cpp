@@ -213,7 +213,9 @@ class Verifier {
   }
 
   void check_deadlock() {
-    SimResult sim = simulate(s_);
+    SimResult local;
+    SimResult& sim = o_.simulation ? *o_.simulation : local;
+    sim = simulate(s_);
     if (sim.stalls.empty()) return;
     // Follow "waits for" from rank to rank until a rank repeats: that is the cycle to print.
     std::vector<const Stall*> by_rank(static_cast<size_t>(p_.ranks), nullptr);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/schedule.h"
+#include "ir/simulate.h"
 #include "support/diagnostics.h"
 
 namespace schedc::ir {
@@ -24,6 +25,9 @@ struct VerifyIssue {
 struct VerifyOptions {
   bool check_memory = true;
   size_t max_issues = 20;
+  /// When set, receives the simulation the deadlock check ran (left empty when an earlier check
+  /// failed), so that a caller who needs the timeline too does not simulate again.
+  SimResult* simulation = nullptr;
 };
 
 /// All issues found, in a stable order (structure, tokens, completeness, order, deadlock, memory).

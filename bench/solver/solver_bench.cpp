@@ -22,7 +22,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ir/json_io.h"
 #include "ir/simulate.h"
+#include "ir/verify.h"
 #include "solver/synth/explain.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
@@ -226,10 +228,11 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
 }  // namespace
 
 // The time limit at scale (issue: hardening, limits that hold): large problems under a short
-// limit; each row prints the wall seconds of the whole solve and how far past the limit it ran.
+// limit; each row prints the wall seconds of the solve plus what `schedc schedule` does after it
+// (verify, simulate, write the JSON), and how far past the limit that ran.
 int scale_rows(double time_limit) {
   struct Size { int pp, m; double cap; };
-  const Size sizes[] = {{64, 128, 0}, {64, 512, 0}, {256, 512, 0}, {256, 512, 200}, {1024, 1302, 0}};
+  const Size sizes[] = {{64, 128, 0}, {64, 512, 0}, {256, 512, 0}, {256, 512, 200}, {1024, 1302, 0}, {1024, 1302, 900}};
   std::printf("## the time limit at scale, %.0f s per row\n\n", time_limit);
   std::printf("| pp | m | actions | cap | synthesized | lower bound | gap | status | found by | seconds | over |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -244,6 +247,13 @@ int scale_rows(double time_limit) {
     o.time_limit_s = time_limit;
     auto t0 = std::chrono::steady_clock::now();
     solver::SolveResult r = solver::synthesize(p, o);
+    if (r.schedule) {  // the driver's part: verify (its simulation gives the metrics), write
+      ir::SimResult sim;
+      ir::VerifyOptions vo;
+      vo.simulation = &sim;
+      if (!ir::verify(*r.schedule, vo).empty() || !sim.timeline) std::printf("(the schedule does not verify)\n");
+      else if (ir::write_schedule_json(*r.schedule, &sim.timeline->metrics).empty()) std::printf("(no JSON)\n");
+    }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     worst = std::max(worst, secs - time_limit);
     std::string found = "-";
@@ -255,7 +265,7 @@ int scale_rows(double time_limit) {
                 found.c_str(), secs, secs - time_limit);
     std::fflush(stdout);
   }
-  std::printf("\nlargest overshoot of the time limit: %+.1f s (the output is not written here; schedc adds its writing)\n", worst);
+  std::printf("\nlargest overshoot of the time limit: %+.1f s (verified and serialised as schedc does; writing the file adds a little)\n", worst);
   return 0;
 }
 

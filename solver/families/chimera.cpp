@@ -34,7 +34,7 @@ std::vector<ir::Action> one_f_one_b(const ir::Problem& p, int32_t dir, int32_t s
 std::optional<ir::Schedule> generate_chimera(const FamilyContext& cx) {
   if (!cx.only_params({})) return std::nullopt;
   const ir::Problem& p = cx.problem;
-  ListScheduler ls(p);
+  ListScheduler ls(p, cx.deadline);
   for (int32_t r = 0; r < p.ranks; ++r)
     for (int32_t dir = 0; dir < 2; ++dir) ls.add_stream(r, one_f_one_b(p, dir, stage_on(p, dir, r, 0)));
   // Among ready actions: the earlier microbatch of its direction first, then a backward first.
@@ -43,7 +43,7 @@ std::optional<ir::Schedule> generate_chimera(const FamilyContext& cx) {
     int64_t k = c.action.mb.value % half;
     return std::optional<int64_t>(2 * k + (c.action.kind == ir::ActionKind::F ? 1 : 0));
   });
-  if (!ok) return cx.internal("the two pipelines could not be merged");
+  if (!ok) return ls.expired() ? std::nullopt : cx.internal("the two pipelines could not be merged");
   return ls.take();
 }
 

@@ -181,8 +181,8 @@ namespace {
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 }
 
-ListScheduler::ListScheduler(const ir::Problem& p)
-    : p_(p), time_scale_(ir::time_scale(p)), memory_scale_(ir::memory_scale(p)) {
+ListScheduler::ListScheduler(const ir::Problem& p, const Deadline* deadline)
+    : p_(p), time_scale_(ir::time_scale(p)), memory_scale_(ir::memory_scale(p)), deadline_(deadline) {
   size_t R = static_cast<size_t>(p.ranks);
   streams_.resize(R);
   next_.resize(R);
@@ -363,7 +363,12 @@ bool ListScheduler::run(const Policy& policy) {
     if (choice[i].at >= 0) heap.push({choice[i].at, r, version[i]});
   };
   for (int32_t r = 0; r < R; ++r) refresh(r);
+  Deadline::Poll poll(deadline_);
   while (remaining > 0) {
+    if (poll.passed()) {
+      expired_ = true;
+      return false;
+    }
     while (!heap.empty() && heap.top().version != version[static_cast<size_t>(heap.top().rank)]) heap.pop();
     int32_t pick = -1;
     Choice chosen;

@@ -16,6 +16,7 @@
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "ir/schedule.h"
+#include "support/deadline.h"
 #include "support/diagnostics.h"
 
 namespace schedc::solver::fam {
@@ -27,6 +28,8 @@ struct FamilyContext {
   const ir::Params& params;
   SourceLoc loc;
   Diagnostics& diags;
+  /// The solver's time limit: a generator that would run past it gives up (ListScheduler).
+  const Deadline* deadline = nullptr;
 
   /// Reports "family `NAME` needs MESSAGE" [family-constraint].
   std::nullopt_t constraint(const std::string& message) const;
@@ -131,11 +134,13 @@ class ListScheduler {
   /// Lower keys are preferred among the candidates ready when the rank decides; nullopt: not now.
   using Policy = std::function<std::optional<int64_t>(int32_t rank, const Candidate& c, const RankState& st)>;
 
-  explicit ListScheduler(const ir::Problem& p);
+  /// `deadline`: run() gives up (returns false) once it has passed.
+  explicit ListScheduler(const ir::Problem& p, const Deadline* deadline = nullptr);
   void add_stream(int32_t rank, std::vector<ir::Action> actions);
   /// When on, every B that runs queues its W (same microbatch and stage) on its rank.
   void queue_weights(bool on) { queue_weights_ = on; }
-  /// Runs to completion; false only when the streams cannot complete (a generator bug).
+  /// Runs to completion; false when the streams cannot complete (a generator bug) or the deadline
+  /// passed (expired() says which).
   bool run(const Policy& policy);
   ir::Schedule take();
 
@@ -145,6 +150,7 @@ class ListScheduler {
   int64_t duration(ir::Action a) const;
   /// Number of actions run so far (a version stamp of the scheduler's state).
   size_t runs() const { return runs_; }
+  bool expired() const { return expired_; }
   /// Number of times the policy had to be overridden to make progress.
   int32_t overrides() const { return overrides_; }
   /// The next action of a rank's stream, if any (the weight queue is not a stream).
@@ -192,6 +198,8 @@ class ListScheduler {
   std::vector<std::vector<ir::Action>> orders_;
   bool queue_weights_ = false;
   int32_t overrides_ = 0;
+  const Deadline* deadline_ = nullptr;
+  bool expired_ = false;
   size_t runs_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "ir/schedule.h"
+#include "support/deadline.h"
 #include "support/diagnostics.h"
 
 namespace schedc::solver {
@@ -38,8 +39,9 @@ void apply_family_defaults(const FamilyInfo& family, const std::vector<std::stri
 /// Generates the family's schedule for `p`. A problem that breaks a constraint of the family, a bad
 /// parameter, or a memory cap the family cannot meet is reported at `loc` (kinds
 /// family-constraint, family-param, cap-infeasible; the latter names the smallest cap the family
-/// needs). Every returned schedule has passed ir::verify.
+/// needs). Every returned schedule has passed ir::verify. With a `deadline` (the solver's time limit)
+/// a generator may give up once it has passed: nullopt without a diagnostic.
 std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Problem& p, const ir::Params& params,
-                                            SourceLoc loc, Diagnostics& diags);
+                                            SourceLoc loc, Diagnostics& diags, const Deadline* deadline = nullptr);
 
 }  // namespace schedc::solver

@@ -89,10 +89,10 @@ struct Timing {
 // table entry of the kind the plan runs next (after the warm-up: F while fewer than backwards +
 // warm-up + 1 forwards ran) that has not run.
 std::optional<ir::Schedule> timed_order(const ir::Problem& p, const Table& table, int32_t g, int64_t limit,
-                                        Timing opt) {
+                                        Timing opt, const Deadline* deadline) {
   const int32_t pp = p.ranks, v = p.stages_per_rank;
   const int32_t total = static_cast<int32_t>(table.size());
-  ListScheduler ls(p);
+  ListScheduler ls(p, deadline);
   ls.queue_weights(true);
   for (int32_t r = 0; r < pp; ++r)
     for (int32_t c = 0; c < v; ++c) {
@@ -168,7 +168,7 @@ std::optional<ir::Schedule> generate_interleaved_zb(const FamilyContext& cx) {
   consider(std::move(fixed));
   for (bool any_chunk : {false, true})
     for (bool eager : {false, true})
-      if (auto s = timed_order(p, table, g, limit, {eager, any_chunk})) consider(std::move(*s));
+      if (auto s = timed_order(p, table, g, limit, {eager, any_chunk}, cx.deadline)) consider(std::move(*s));
   if (!best) return cx.internal("neither PyTorch's order nor a timed one completes");
   return best;
 }

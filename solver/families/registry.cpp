@@ -263,7 +263,7 @@ void apply_family_defaults(const FamilyInfo& family, const std::vector<std::stri
 }
 
 std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Problem& p, const ir::Params& params,
-                                            SourceLoc loc, Diagnostics& diags) {
+                                            SourceLoc loc, Diagnostics& diags, const Deadline* deadline) {
   const Entry* e = find_entry(name);
   if (!e) {
     std::string known;
@@ -271,7 +271,7 @@ std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Pro
     diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
     return std::nullopt;
   }
-  FamilyContext cx{e->info.name, p, params, loc, diags};
+  FamilyContext cx{e->info.name, p, params, loc, diags, deadline};
   if (!check_common(*e, cx)) return std::nullopt;
   std::optional<ir::Schedule> s = e->generate(cx);
   if (!s) return std::nullopt;

@@ -75,15 +75,17 @@ int64_t pattern_peak(const ListScheduler& ls, const Pattern& pat, int32_t m, ir:
 struct Attempt {
   ir::Schedule schedule;
   bool within_limits = false;
+  bool expired = false;  // the deadline passed before the pattern completed
 };
 
 // Runs the pattern. Strict: each rank's F and B passes in slot order. Squeezed: a later pass may
 // also run early, when it is ready, ends before the next pass in slot order could start, and the
 // memory it holds until its own slot keeps the rest of the pattern under the limit (the condition
 // of the paper's reordering pass, checked against the passes still to come in slot order).
-Attempt run_pattern(const ir::Problem& p, Pattern (*pattern)(int32_t, int32_t), bool squeeze) {
+Attempt run_pattern(const ir::Problem& p, Pattern (*pattern)(int32_t, int32_t), bool squeeze,
+                    const Deadline* deadline) {
   const int32_t m = p.microbatches, n = p.ranks;
-  ListScheduler ls(p);
+  ListScheduler ls(p, deadline);
   ls.queue_weights(true);
   struct Item {
     int64_t slot;
@@ -165,6 +167,7 @@ Attempt run_pattern(const ir::Problem& p, Pattern (*pattern)(int32_t, int32_t), 
     return c.action.kind == ir::ActionKind::F ? 3 : 1;
   });
   Attempt out;
+  out.expired = ls.expired();
   if (!ok) return out;
   out.schedule = ls.take();
   out.within_limits = ls.overrides() == 0;
@@ -174,8 +177,10 @@ Attempt run_pattern(const ir::Problem& p, Pattern (*pattern)(int32_t, int32_t), 
 std::optional<ir::Schedule> generate_v(const FamilyContext& cx, Pattern (*pattern)(int32_t, int32_t)) {
   if (!cx.only_params({})) return std::nullopt;
   const ir::Problem& p = cx.problem;
-  Attempt strict = run_pattern(p, pattern, false);
-  Attempt squeezed = run_pattern(p, pattern, true);
+  Attempt strict = run_pattern(p, pattern, false, cx.deadline);
+  if (strict.expired) return std::nullopt;
+  Attempt squeezed = run_pattern(p, pattern, true, cx.deadline);
+  if (squeezed.expired) return std::nullopt;
   if (!strict.within_limits && !squeezed.within_limits && strict.schedule.ranks.empty())
     return cx.internal("the list scheduler could not complete the pattern");
   // Keep the squeezed order when it stayed within the pattern's memory and is not slower.

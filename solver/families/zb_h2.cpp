@@ -15,7 +15,7 @@ std::optional<ir::Schedule> generate_zb_h2(const FamilyContext& cx) {
   if (!cx.only_params({})) return std::nullopt;
   const ir::Problem& p = cx.problem;
   const int32_t m = p.microbatches;
-  ListScheduler ls(p);
+  ListScheduler ls(p, cx.deadline);
   ls.queue_weights(true);
   std::vector<int64_t> limit(static_cast<size_t>(p.ranks));
   for (int32_t r = 0; r < p.ranks; ++r) {
@@ -37,7 +37,7 @@ std::optional<ir::Schedule> generate_zb_h2(const FamilyContext& cx) {
       default: return 2;
     }
   });
-  if (!ok) return cx.internal("the list scheduler could not complete the streams");
+  if (!ok) return ls.expired() ? std::nullopt : cx.internal("the list scheduler could not complete the streams");
   return ls.take();
 }
 

@@ -119,7 +119,8 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
   return unique;
 }
 
-std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v) {
+std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v,
+                                                               const Deadline* deadline) {
   using ir::ActionKind;
   const size_t n = inst.size(), R = inst.on_rank.size();
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
@@ -222,7 +223,9 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& i
 
   size_t done = 0;
   int64_t t = 0;
+  Deadline::Poll poll(deadline, 16);  // a step visits every rank
   while (done < n) {
+    if (poll.passed()) return std::nullopt;
     int64_t next_event = kNever;
     // Starts action `a` on free rank r at t: its order, memory and reservations, and its successors.
     auto take = [&](size_t r, int32_t a) {

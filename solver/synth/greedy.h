@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "solver/synth/instance.h"
+#include "support/deadline.h"
 
 namespace schedc::solver {
 
@@ -40,8 +41,10 @@ struct GreedyVariant {
   std::string name() const;
 };
 
-/// Per-rank node orders, or nullopt when the variant gets stuck (memory deadlock).
-std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v);
+/// Per-rank node orders, or nullopt when the variant gets stuck (memory deadlock) or the deadline
+/// passes first.
+std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v,
+                                                               const Deadline* deadline = nullptr);
 
 /// The variants the solver tries first.
 std::vector<GreedyVariant> greedy_variants(const Instance& inst);

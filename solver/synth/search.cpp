@@ -175,7 +175,18 @@ struct Candidate {
   ir::Schedule schedule;
   double value = 0;  // objective, time units
   std::string name;
+  /// Between equal values the lower priority wins: families by their registry place, so that the
+  /// order they are tried in does not change the result; everything else comes later and loses.
+  size_t priority = std::numeric_limits<size_t>::max();
 };
+
+/// Families built for this kind of problem (its backward, direction, placement and stages per
+/// rank): tried first, since at scale only the first one or two fit the time limit.
+bool native_family(const FamilyInfo& f, const ir::Problem& p) {
+  bool split_like = p.backward != ir::BackwardMode::Fused;
+  return (f.backward != ir::BackwardMode::Fused) == split_like && f.direction == p.direction &&
+         f.placement == p.placement && (f.stages_per_rank == 0 || f.stages_per_rank == p.stages_per_rank);
+}
 
 class Search {
  public:
@@ -190,7 +201,7 @@ class Search {
   double remaining() const { return stopped() ? 0 : o_.time_limit_s - elapsed(); }
   bool out_of_budget() const {
     if (stopped()) return true;
-    return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : remaining() <= 0;
+    return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : usable() <= 0;
   }
   /// The whole-instance model may use this share of the budget; windows get the rest.
   bool whole_model_out_of_budget() const {
@@ -209,7 +220,24 @@ class Search {
     return ms >= 4e9 ? 4'000'000'000u : static_cast<unsigned>(ms);
   }
 
-  void offer(ir::Schedule s, const std::string& name);
+  /// `verified`: s passed ir::verify already (generate_family's contract), so it is only simulated.
+  void offer(ir::Schedule s, const std::string& name, bool verified = false,
+             size_t priority = std::numeric_limits<size_t>::max());
+  /// What is left of the limit once the driver's own verification and output are set aside.
+  double usable() const { return remaining() - reserve(); }
+  /// Seconds kept back for what follows the search (the driver verifies, simulates and writes
+  /// the schedule: about three simulations, or one lower bound's time, whichever is more), and
+  /// while there is no incumbent yet, for the sequential fallback too.
+  double reserve() const { return std::max(reserve_, bound_seconds_) + (best_ ? 0 : bound_seconds_); }
+  /// Where long work gives up: the usable time (never the clock in deterministic mode), or an
+  /// interrupt.
+  Deadline work_deadline() const {
+    Deadline d;
+    d.stop = o_.stop;
+    if (!o_.deterministic)
+      d.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(usable(), 0.0, 1e9)));
+    return d;
+  }
   void drop_bound(double value, const std::string& name);
   void collect_incumbents();
   void z3_search();
@@ -232,6 +260,8 @@ class Search {
   bool bound_dropped_ = false;
   std::string bound_error_;
   uint64_t rlimit_used_ = 0;
+  double reserve_ = 0;        // from the slowest verification or simulation seen (offer)
+  double bound_seconds_ = 0;  // what the lower bound took: one pass over the problem
   int probes_ = 0;
   LnsStats lns_;
   LocalSearchStats local_;
@@ -245,15 +275,28 @@ class Search {
   double last_progress_ = -1;
 };
 
-void Search::offer(ir::Schedule s, const std::string& name) {
-  if (!ir::verify(s).empty()) return;
-  ir::SimResult sim = ir::simulate(s);
+void Search::offer(ir::Schedule s, const std::string& name, bool verified, size_t priority) {
+  const double t0 = elapsed();
+  ir::SimResult sim;
+  if (verified) {
+    sim = ir::simulate(s);
+  } else {
+    ir::VerifyOptions vo;
+    vo.simulation = &sim;  // the verifier's deadlock check simulates: its timeline is reused
+    if (!ir::verify(s, vo).empty()) return;
+  }
+  // The driver verifies and simulates the result, then writes it: about three simulations, or two
+  // verifications (each simulates).
+  reserve_ = std::max(reserve_, (verified ? 3 : 2) * (elapsed() - t0));
   if (!sim.timeline) return;
   double v = sim.timeline->metrics.objective_value(p_.objective);
   if (v < lower_ - 1e-9 * std::max(1.0, lower_)) drop_bound(v, name);
-  if (!s.has_overlap() && (!best_plain_ || v < best_plain_->value)) best_plain_ = Candidate{s, v, name};
-  if (best_ && v >= best_->value) return;
-  best_ = Candidate{std::move(s), v, name};
+  auto better = [&](const std::optional<Candidate>& c) {
+    return !c || v < c->value || (v == c->value && priority < c->priority);
+  };
+  if (!s.has_overlap() && better(best_plain_)) best_plain_ = Candidate{s, v, name, priority};
+  if (!better(best_)) return;
+  best_ = Candidate{std::move(s), v, name, priority};
   progress();
 }
 
@@ -269,26 +312,37 @@ void Search::drop_bound(double value, const std::string& name) {
 }
 
 void Search::collect_incumbents() {
+  // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
+  // each takes seconds, so a family that would end past the limit is not started.
+  double slowest = 0;
   if (o_.use_families) {
-    for (const FamilyInfo& f : families()) {
+    const std::vector<FamilyInfo>& all = families();
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return native_family(all[i], p_); });
+    for (size_t i : order) {
       if (stopped()) break;
-      // Once one family met the bound nothing beats it; past the limit the best so far is kept (at
-      // pp 1024, m 1302 each family takes seconds).
-      if (best_ && (best_->value <= lower_ + 1e-9 || (!o_.deterministic && remaining() <= 0))) break;
+      // Once one family met the bound nothing beats it; near the limit the best so far is kept.
+      if (best_ && best_->value <= lower_ + 1e-9) break;
+      if (!o_.deterministic && usable() <= slowest) break;
+      const double t0 = elapsed();
       Diagnostics scratch;
-      auto s = generate_family(f.name, p_, {}, SourceLoc{}, scratch);
-      if (s) offer(std::move(*s), f.name);
+      const Deadline deadline = work_deadline();
+      auto s = generate_family(all[i].name, p_, {}, SourceLoc{}, scratch, &deadline);
+      if (s) offer(std::move(*s), all[i].name, /*verified=*/true, i);
+      slowest = std::max(slowest, elapsed() - t0);
     }
   }
   // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
   // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
   const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
-  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || remaining() > 0)) {
+  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || usable() > slowest)) {
     const double sweep_seconds = o_.time_limit_s / 4;
     // Variant runs the quarter of the budget allows (deterministic mode: a count from the
     // problem's size instead of the clock); the cap ladder below gets what the cap's own runs leave.
     double runs_budget = 0;
     size_t runs_used = 0;
+    double slowest_run = 0;  // seconds of the slowest variant run (with its verification)
     auto construct = [&](const ir::Problem& q, const std::string& tag) {
       Instance inst = build_instance(q, {0, /*symmetry=*/false});
       std::vector<GreedyVariant> variants = greedy_variants(inst);
@@ -305,9 +359,11 @@ void Search::collect_incumbents() {
       for (size_t k = 0; k < variants.size(); ++k) {
         const GreedyVariant& v = variants[k];
         if (stopped()) break;
-        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : remaining() <= 0)) break;
+        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : usable() <= slowest_run)) break;
         ++runs_used;
-        if (auto orders = greedy_orders(inst, v)) {
+        const double t0 = elapsed();
+        const Deadline deadline = work_deadline();
+        if (auto orders = greedy_orders(inst, v, &deadline)) {
           ir::Schedule sched = to_schedule(inst, *orders);
           sched.problem = p_;  // valid under q's caps, so under p's, which are no tighter
           if (std::getenv("SCHEDC_DEBUG")) {
@@ -319,6 +375,7 @@ void Search::collect_incumbents() {
         } else if (std::getenv("SCHEDC_DEBUG")) {
           std::fprintf(stderr, "debug: %s%s -> stuck\n", v.name().c_str(), tag.c_str());
         }
+        slowest_run = std::max(slowest_run, elapsed() - t0);
       }
       return variants.size();
     };
@@ -369,7 +426,8 @@ int64_t estimate_literals(const Instance& inst, int32_t horizon) {
 
 void Search::z3_search() {
   // Past the limit even building the model (seconds at pp 1024) would overshoot it.
-  if (stopped() || (!o_.deterministic && remaining() <= 0)) return;
+  // Building the instance alone takes a few passes over the problem (seconds at pp 1024).
+  if (stopped() || (!o_.deterministic && usable() <= 2 * bound_seconds_)) return;
   const bool makespan = p_.objective == ir::Objective::Makespan;
   // Proofs need an exact, complete model (one rule, shared with `verify --optimal`): the exact
   // grid, split orders that dominate a mixed problem's fused choice, no cheaper overlapped units,
@@ -393,7 +451,7 @@ void Search::z3_search() {
   int64_t grid = grid0;
   int32_t horizon = 0;
   for (int attempt = 0; attempt < 12; ++attempt) {
-    if (attempt > 0 && !o_.deterministic && whole_model_out_of_budget()) {
+    if (attempt > 0 && !o_.deterministic && (whole_model_out_of_budget() || usable() <= 2 * bound_seconds_)) {
       inst.reset();
       break;
     }
@@ -457,7 +515,7 @@ void Search::z3_search() {
       uint64_t left = share_budget - std::min(share_budget, rlimit_used_);
       prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 4'000'000'000u)));
     } else {
-      prm.set("timeout", timeout_ms(o_.time_limit_s * share - elapsed()));
+      prm.set("timeout", timeout_ms(o_.time_limit_s * share - elapsed() - reserve()));
     }
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
@@ -541,7 +599,7 @@ void Search::lns() {
           uint64_t left = rlimit_budget() - std::min(rlimit_budget(), rlimit_used_ + lns_.rlimit);
           prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 3'000'000u)));
         } else {
-          prm.set("timeout", timeout_ms(std::min(remaining(), 3.0)));
+          prm.set("timeout", timeout_ms(std::min(usable(), 3.0)));
         }
         auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals, lns_);
         if (std::getenv("SCHEDC_DEBUG"))
@@ -572,11 +630,11 @@ void Search::local(double share) {
     uint64_t left = local_budget_ - std::min(local_budget_, local_.evals);
     lo.max_evals = static_cast<uint64_t>(static_cast<double>(left) * share);
   } else {
-    double seconds = std::max(0.0, remaining() * share);
+    double seconds = std::max(0.0, usable() * share);
     lo.max_evals = std::numeric_limits<uint64_t>::max();
     lo.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
   }
-  if (lo.max_evals == 0 || (!o_.deterministic && remaining() <= 0)) return;
+  if (lo.max_evals == 0 || (!o_.deterministic && usable() <= 0)) return;
   // Independent chains (seeds differ) from the same start, each with the whole budget; the best
   // wins, ties to the lowest thread, so a thread count gives one result.
   const size_t threads = static_cast<size_t>(
@@ -646,7 +704,9 @@ SolveResult Search::run() {
     r.seconds = elapsed();
     return r;
   }
+  const double bound_start = elapsed();
   ir::LowerBound lb = ir::lower_bound(p_);
+  bound_seconds_ = elapsed() - bound_start;
   lower_ = lb.value;
   bound_reason_ = lb.reason;
   collect_incumbents();

@@ -186,9 +186,10 @@ void ScheduleArgs::add_to(CLI::App& cmd) {
 std::optional<Scheduled> load_and_schedule(Session& s, const ScheduleArgs& args) {
   auto in = load_input(s, args.path, args.problem);
   if (!in) return std::nullopt;
-  auto sched = obtain_schedule(s, *in, args.schedule);
+  std::optional<ir::Timeline> timeline;
+  auto sched = obtain_schedule(s, *in, args.schedule, &timeline);
   if (!sched) return std::nullopt;
-  ir::Timeline t = simulate_verified(*sched);
+  ir::Timeline t = timeline ? std::move(*timeline) : simulate_verified(*sched);
   return Scheduled{std::move(*in), std::move(*sched), std::move(t)};
 }
 
@@ -336,7 +337,8 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
 
 }  // namespace
 
-std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags) {
+std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags,
+                                            std::optional<ir::Timeline>* timeline) {
   auto errors = ir::validate(in.spec.problem);
   if (!errors.empty() && !flags.family) {
     report_problem_errors(s, in, errors);
@@ -367,11 +369,15 @@ std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const Schedul
     return std::nullopt;
   }
   if (!sched) return std::nullopt;
-  auto issues = ir::verify(*sched);
+  ir::SimResult sim;
+  ir::VerifyOptions vo;
+  vo.simulation = &sim;
+  auto issues = ir::verify(*sched, vo);
   if (!issues.empty()) {
     report_verify_issues(s, in, *sched, issues);
     return std::nullopt;
   }
+  if (timeline && sim.timeline) *timeline = std::move(sim.timeline);
   return sched;
 }
 

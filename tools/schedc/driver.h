@@ -91,8 +91,10 @@ struct Input {
 std::optional<Input> load_input(Session& s, const std::string& path, const ProblemFlags& flags);
 
 /// The schedule the input asks for (explicit / family / solve, or the flags' `--family` /
-/// `--solve`), verified. Verification failures are reported at the offending token.
-std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags);
+/// `--solve`), verified. Verification failures are reported at the offending token. `timeline`,
+/// when given, receives the verifier's simulation of the schedule (so it need not run again).
+std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const ScheduleFlags& flags,
+                                            std::optional<ir::Timeline>* timeline = nullptr);
 
 /// A verified schedule, its simulated timeline and the input it came from.
 struct Scheduled;
