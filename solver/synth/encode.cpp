@@ -99,7 +99,8 @@ void TimeIndexedModel::build() {
     std::vector<std::vector<int32_t>> at(static_cast<size_t>(std::max(0, hi - lo)));
     for (int32_t a : acts) {
       auto i = static_cast<size_t>(a);
-      for (int32_t t = early_[i]; t < late_[i] + inst_.dur[i]; ++t) at[static_cast<size_t>(t - lo)].push_back(a);
+      // A zero-step action (a rounded-down instance) occupies no step.
+      for (int32_t t = early_[i]; t < late_[i] + inst_.dur[i] && inst_.dur[i] > 0; ++t) at[static_cast<size_t>(t - lo)].push_back(a);
     }
     for (int32_t t = lo; t < hi; ++t) {
       const auto& here = at[static_cast<size_t>(t - lo)];

@@ -122,8 +122,10 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
   inst.memory_scale = g.memory_scale();
   inst.ticks_per_step = fitting_grid(p, o.ticks_per_step > 0 ? o.ticks_per_step : exact_grid(p));
   const int64_t step = inst.ticks_per_step;
+  inst.rounded_down = o.round_down;
   auto steps = [&](int64_t t) {
     if (t % step != 0) inst.exact = false;
+    if (o.round_down) return static_cast<int32_t>(t / step);
     // Nearest step; a zero-cost action still takes one step so that a rank's order is well defined.
     int64_t s = (t + step / 2) / step;
     if (s == 0 && t > 0) inst.exact = false;
@@ -143,7 +145,7 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
     inst.action[id] = g.action(v);
     inst.rank[id] = g.rank(v);
     int32_t d = steps(g.duration(v));
-    if (d == 0) {  // one step: the encoding needs every action to occupy its rank
+    if (d == 0 && !o.round_down) {  // one step, so that a rank's order is well defined
       inst.exact = false;
       d = 1;
     }

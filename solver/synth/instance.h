@@ -21,13 +21,14 @@ struct Instance {
   bool fused = false;          // BW actions; otherwise B and W
   int64_t ticks_per_step = 1;  // one grid step in the simulator's fixed-point ticks
   bool exact = true;           // every duration and lag is an exact number of steps
+  bool rounded_down = false;   // InstanceOptions::round_down: a relaxation of the problem
   bool symmetric = false;      // microbatches of one direction run in order on every stage
   int64_t time_scale = 1;      // the simulator's ticks per time unit
   int64_t memory_scale = 1;
 
   std::vector<ir::Action> action;
   std::vector<int32_t> rank;
-  std::vector<int32_t> dur;  // steps; at least 1
+  std::vector<int32_t> dur;  // steps; at least 1, except in a rounded-down instance (0 allowed)
   std::vector<int64_t> mem;  // memory delta at memory_scale
   std::vector<std::vector<Edge>> succ, pred;
   std::vector<std::vector<int32_t>> on_rank;
@@ -56,6 +57,11 @@ struct InstanceOptions {
   /// With symmetry and a cap: precedence edges the cap implies on one-stage ranks (F(i) needs an
   /// earlier backward to have freed memory), which narrow every window of the SAT encoding.
   bool memory_edges = true;
+  /// Durations and lags rounded down to the grid (zero-step actions kept) instead of to the
+  /// nearest step: every valid schedule then maps onto one of the instance (start s -> floor(s /
+  /// step)) that ends no later, so the instance is a relaxation and its optimum a lower bound
+  /// (docs/solver.md, "the rounded-down relaxation"). Only for the SAT model, not the greedy.
+  bool round_down = false;
 };
 
 /// Builds the instance. Mixed problems use the split form (docs/solver.md: it dominates when

@@ -26,6 +26,7 @@
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
 #include "solver/synth/prove.h"
+#include "solver/synth/relax.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -241,6 +242,7 @@ class Search {
   void drop_bound(double value, const std::string& name);
   void collect_incumbents();
   void z3_search();
+  void relax();
   void lns();
   void local(double share);
   void progress(bool final = false);
@@ -561,6 +563,45 @@ void Search::z3_search() {
   }
 }
 
+// The rounded-down relaxation (relax.h): a bound where the closed-form terms are weak, for at most
+// a sixth of the budget (its share of the deterministic resource limit alike).
+void Search::relax() {
+  if (stopped() || (!o_.deterministic && usable() <= 2 * bound_seconds_)) return;
+  if (!relaxation_applies(p_)) return;
+  constexpr double kShare = 1.0 / 6;
+  const double until = std::min(elapsed() + o_.time_limit_s * kShare, o_.time_limit_s);
+  const uint64_t budget = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * kShare);
+  uint64_t spent = 0;
+  z3::context ctx;
+  Z3Interrupter interrupter(ctx, o_.stop);
+  RelaxOptions ro;
+  ro.max_literals = 4 * o_.max_literals;  // no schedule is read back: a larger model pays
+  ro.limits = [&](z3::params& prm) {
+    if (stopped()) return false;
+    if (o_.deterministic) {
+      if (spent >= budget) return false;
+      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(budget - spent, 4'000'000'000u)));
+      return true;
+    }
+    double left = std::min(until - elapsed(), usable());
+    if (left <= 0) return false;
+    prm.set("timeout", timeout_ms(left));
+    return true;
+  };
+  ro.used = [&](uint64_t count) { spent = count; };
+  Relaxation rx = relaxed_bound(p_, lower_, best_->value, ctx, ro);
+  probes_ += rx.probes;
+  rlimit_used_ += spent;
+  if (std::getenv("SCHEDC_DEBUG"))
+    std::fprintf(stderr, "debug: relaxation on grid %lld: %d probes, bound %s at %.2f s\n", (long long)rx.grid,
+                 rx.probes, format_number(rx.bound).c_str(), elapsed());
+  if (rx.bound > lower_) {
+    lower_ = rx.bound;
+    bound_reason_ = rx.reason;
+    progress();
+  }
+}
+
 // Windows of about eight actions per rank slide over the incumbent; each asks Z3 for a reordering
 // that ends the whole schedule earlier. Bigger windows once a pass finds nothing.
 void Search::lns() {
@@ -726,6 +767,14 @@ SolveResult Search::run() {
     } catch (const z3::exception& e) {
       solver_error_ = std::string("Z3: ") + e.msg();
     }
+  }
+  if (!proved_ && o_.use_z3 && best_->value > lower_ + 1e-9) {
+    try {
+      relax();
+    } catch (const z3::exception& e) {
+      solver_error_ = std::string("Z3: ") + e.msg();
+    }
+    if (best_->value <= lower_ + 1e-9) proved_ = true;
   }
   // Until the time limit or a proof: local search, Z3 windows over its result, local search again.
   {

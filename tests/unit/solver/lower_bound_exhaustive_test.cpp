@@ -15,6 +15,7 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
+#include "solver/synth/relax.h"
 #include "tests/common/random_schedule.h"
 
 using namespace schedc;
@@ -233,4 +234,57 @@ TEST_CASE("no schedule of a tiny problem beats the lower bound (every order, eve
   }
   MESSAGE(enumerated << " problems, " << schedules << " schedules, " << tight << " tight bounds");
   CHECK(enumerated > 150);
+}
+
+TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bound") {
+  // The relaxation (solver/synth/relax.h) is a proof too: on every problem it applies to, under
+  // every cap the enumeration gives, its bound is at most the best makespan of all schedules.
+  // Asked from 0 (not from ir::lower_bound), so every probe it makes must be sound.
+  test::Rng rng(5151);
+  int applied = 0, proved = 0, stronger = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Problem p = tiny_problem(rng);
+    p.cost.FB.reset();  // overlapped units are outside the model
+    if (!solver::relaxation_applies(p)) continue;
+    std::vector<Outcome> all;
+    if (!enumerate_all(p, all) || all.empty()) continue;
+    std::vector<std::optional<PerStage>> caps{std::nullopt};
+    std::vector<double> tops;
+    for (const Outcome& o : all) tops.push_back(*std::max_element(o.peaks.begin(), o.peaks.end()));
+    std::sort(tops.begin(), tops.end());
+    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+    for (double t : tops) caps.push_back(PerStage::of(t));
+    if (p.ranks > 1) caps.push_back(PerStage::list(all[static_cast<size_t>(uniform(rng, 0, static_cast<int>(all.size()) - 1))].peaks));
+    for (const auto& cap : caps) {
+      Problem q = p;
+      q.memory.cap = cap;
+      double best = std::numeric_limits<double>::infinity(), worst = 0;
+      for (const Outcome& o : all) {
+        bool fits = true;
+        for (int r = 0; r < q.ranks; ++r)
+          if (cap && o.peaks[static_cast<size_t>(r)] > *q.cap_of(RankId(r))) fits = false;
+        if (fits) best = std::min(best, o.makespan), worst = std::max(worst, o.makespan);
+      }
+      if (!std::isfinite(best) || !solver::relaxation_applies(q)) continue;
+      ++applied;
+      z3::context ctx;
+      solver::RelaxOptions ro;
+      ro.limits = [](z3::params& prm) {
+        prm.set("timeout", 10000u);
+        return true;
+      };
+      solver::Relaxation rx = solver::relaxed_bound(q, 0, worst, ctx, ro);
+      if (rx.bound > 0) ++proved;
+      if (rx.bound > lower_bound(q).value) ++stronger;
+      INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
+                    << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward)
+                    << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0) << " comm "
+                    << q.cost.comm << " cap " << (cap ? cap->at(0) : -1.0) << ": relaxed bound " << rx.bound
+                    << " on grid " << rx.grid << ", best of " << all.size() << " schedules " << best);
+      CHECK(rx.bound <= best);
+    }
+  }
+  MESSAGE(applied << " capped problems, a relaxed bound on " << proved << ", above ir::lower_bound on " << stronger);
+  CHECK(applied > 100);
+  CHECK(proved > 50);
 }
