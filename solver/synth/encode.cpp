@@ -30,6 +30,12 @@ z3::solver make_solver(z3::context& ctx) {
 }
 }  // namespace
 
+int64_t estimate_literals(const Instance& inst, int32_t horizon) {
+  int64_t n = 0;
+  for (size_t a = 0; a < inst.size(); ++a) n += 2 * std::max(0, horizon - inst.dur[a] - inst.tail[a] - inst.head[a]);
+  return n;
+}
+
 TimeIndexedModel::TimeIndexedModel(const Instance& inst, int32_t horizon, bool max_span, z3::context& ctx)
     : inst_(inst), horizon_(horizon), max_span_(max_span), ctx_(ctx), solver_(make_solver(ctx)) {
   build();

@@ -24,6 +24,10 @@ struct EncodingStats {
   int64_t memory_clauses = 0;
 };
 
+/// Literals a model of `inst` at `horizon` would need: each action's window, twice (start and
+/// running literals); what the size budgets compare.
+int64_t estimate_literals(const Instance& inst, int32_t horizon);
+
 class TimeIndexedModel {
  public:
   /// Builds the constraints for schedules that finish within `horizon` steps. `max_span` adds

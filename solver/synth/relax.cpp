@@ -10,16 +10,6 @@
 #include "support/numbers.h"
 
 namespace schedc::solver {
-namespace {
-
-int64_t literals_for(const Instance& inst, int32_t horizon) {
-  int64_t n = 0;
-  for (size_t a = 0; a < inst.size(); ++a) n += 2 * std::max(0, horizon - inst.dur[a] - inst.tail[a] - inst.head[a]);
-  return n;
-}
-
-}  // namespace
-
 bool relaxation_applies(const ir::Problem& p) { return exact_model_complete(p, nullptr); }
 
 Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::context& ctx, const RelaxOptions& o) {
@@ -44,7 +34,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
     inst = build_instance(p, io);
     grid = inst->ticks_per_step;
     horizon = static_cast<int32_t>(ub / grid);  // the incumbent's image ends by then
-    int64_t estimate = literals_for(*inst, horizon);
+    int64_t estimate = estimate_literals(*inst, horizon);
     if (estimate <= o.max_literals) break;
     grid *= std::max<int64_t>(2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o.max_literals)) * 1.2)));
     inst.reset();

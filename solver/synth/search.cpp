@@ -418,13 +418,6 @@ void Search::progress(bool final) {
   o_.progress->flush();
 }
 
-// Literals a model of `inst` at `horizon` would need: each action's window, twice (start and
-// running literals).
-int64_t estimate_literals(const Instance& inst, int32_t horizon) {
-  int64_t n = 0;
-  for (size_t a = 0; a < inst.size(); ++a) n += 2 * std::max(0, horizon - inst.dur[a] - inst.tail[a] - inst.head[a]);
-  return n;
-}
 
 void Search::z3_search() {
   // Past the limit even building the model (seconds at pp 1024) would overshoot it.

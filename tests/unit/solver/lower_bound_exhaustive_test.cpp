@@ -137,6 +137,23 @@ bool enumerate_all(const Problem& p, std::vector<Outcome>& out) {
   return true;
 }
 
+// Caps to try: none, every distinct largest peak (uniform), and the peaks of `per_rank` random
+// schedules (per rank, when there are several ranks).
+std::vector<std::optional<PerStage>> caps_of(const Problem& p, const std::vector<Outcome>& all, test::Rng& rng,
+                                             int per_rank) {
+  std::vector<std::optional<PerStage>> caps{std::nullopt};
+  std::vector<double> tops;
+  for (const Outcome& o : all) tops.push_back(*std::max_element(o.peaks.begin(), o.peaks.end()));
+  std::sort(tops.begin(), tops.end());
+  tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+  for (double t : tops) caps.push_back(PerStage::of(t));
+  for (int k = 0; k < per_rank && p.ranks > 1; ++k) {
+    size_t pick = static_cast<size_t>(uniform(rng, 0, static_cast<int>(all.size()) - 1));
+    caps.push_back(PerStage::list(all[pick].peaks));
+  }
+  return caps;
+}
+
 Problem tiny_problem(test::Rng& rng) {
   Problem p;
   p.ranks = uniform(rng, 1, 2);
@@ -197,17 +214,7 @@ TEST_CASE("no schedule of a tiny problem beats the lower bound (every order, eve
     if (!enumerate_all(p, all) || all.empty()) continue;
     ++enumerated;
     schedules += static_cast<int>(all.size());
-    // Caps: none, every distinct largest peak (uniform), and the peaks of a few schedules (per rank).
-    std::vector<std::optional<PerStage>> caps{std::nullopt};
-    std::vector<double> tops;
-    for (const Outcome& o : all) tops.push_back(*std::max_element(o.peaks.begin(), o.peaks.end()));
-    std::sort(tops.begin(), tops.end());
-    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
-    for (double t : tops) caps.push_back(PerStage::of(t));
-    for (int k = 0; k < 3 && p.ranks > 1; ++k) {
-      size_t pick = static_cast<size_t>(uniform(rng, 0, static_cast<int>(all.size()) - 1));
-      caps.push_back(PerStage::list(all[pick].peaks));
-    }
+    const std::vector<std::optional<PerStage>> caps = caps_of(p, all, rng, 3);
     for (const auto& cap : caps)
       for (Objective obj : {Objective::Makespan, Objective::MaxSpan}) {
         Problem q = p;
@@ -248,13 +255,7 @@ TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bou
     if (!solver::relaxation_applies(p)) continue;
     std::vector<Outcome> all;
     if (!enumerate_all(p, all) || all.empty()) continue;
-    std::vector<std::optional<PerStage>> caps{std::nullopt};
-    std::vector<double> tops;
-    for (const Outcome& o : all) tops.push_back(*std::max_element(o.peaks.begin(), o.peaks.end()));
-    std::sort(tops.begin(), tops.end());
-    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
-    for (double t : tops) caps.push_back(PerStage::of(t));
-    if (p.ranks > 1) caps.push_back(PerStage::list(all[static_cast<size_t>(uniform(rng, 0, static_cast<int>(all.size()) - 1))].peaks));
+    const std::vector<std::optional<PerStage>> caps = caps_of(p, all, rng, 1);
     for (const auto& cap : caps) {
       Problem q = p;
       q.memory.cap = cap;
