@@ -46,6 +46,11 @@ struct GreedyVariant {
 std::optional<std::vector<std::vector<int32_t>>> greedy_orders(const Instance& inst, const GreedyVariant& v,
                                                                const Deadline* deadline = nullptr);
 
+/// The same orders from the straightforward implementation (every free rank scans all its
+/// candidates at every event), which greedy_orders replaces by sorted pools where nothing but
+/// forwards adds memory: for tests, which compare the two.
+std::optional<std::vector<std::vector<int32_t>>> greedy_orders_reference(const Instance& inst, const GreedyVariant& v);
+
 /// The variants the solver tries first.
 std::vector<GreedyVariant> greedy_variants(const Instance& inst);
 

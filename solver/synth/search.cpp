@@ -360,7 +360,7 @@ void Search::collect_incumbents() {
       variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
       for (size_t k = 0; k < variants.size(); ++k) {
         const GreedyVariant& v = variants[k];
-        if (stopped()) break;
+        if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;  // nothing beats the bound
         if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : usable() <= slowest_run)) break;
         ++runs_used;
         const double t0 = elapsed();
