@@ -7,7 +7,9 @@
 set -u
 schedc=$1
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# Only this shell removes it: a watchdog subshell killed before it reaches `sleep` runs the EXIT
+# trap too (CI once saw stderr's file vanish before it was read).
+trap '[ "$BASHPID" = "$$" ] && rm -rf "$dir"' EXIT
 fail() { echo "interrupt_solve: $*" >&2; [ -f "$dir/err" ] && cat "$dir/err" >&2; exit 1; }
 
 # A problem no phase finishes early: bidirectional, a binding cap, a 16 % gap after a minute.

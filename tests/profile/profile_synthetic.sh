@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # profile_synthetic.sh SCHEDC CACHE_DIR: the profiler measures what the synthetic stage holds. With
 # costs F = 1, B = 2, W = 1 (per stage 3: B = 3) and 4 ms per unit, `schedc profile --stage
-# synthetic` must report F = 4000 us, B = [8000, 8000, 8000, 12000] and W = 4000 within 10%.
+# synthetic` must report F = 4000 us, B = [8000, 8000, 8000, 12000] and W = 4000: at most 10% less
+# (the stage cannot hold its rank for less than asked) and at most 25% more (it measures wall time,
+# and a shared machine that wakes the rank late adds to it: CI saw 4449 us once, alone).
 set -euo pipefail
 schedc=$1
 export SCHEDC_CACHE_DIR=$2
@@ -11,7 +13,7 @@ echo "$out"
 check() {  # check KEY INDEX EXPECTED
   got=$(echo "$out" | sed -n "s/.*\"$1\": \[\([^]]*\)\].*/\1/p" | cut -d, -f"$(($2 + 1))")
   awk -v g="$got" -v e="$3" -v k="$1[$2]" 'BEGIN {
-    if (g == "" || g < 0.9 * e || g > 1.1 * e) { printf "profile_synthetic: %s = %s us, expected %s us +-10%%\n", k, g, e > "/dev/stderr"; exit 1 }
+    if (g == "" || g < 0.9 * e || g > 1.25 * e) { printf "profile_synthetic: %s = %s us, expected %s us -10%%/+25%%\n", k, g, e > "/dev/stderr"; exit 1 }
   }'
 }
 for s in 0 1 2 3; do
