@@ -287,6 +287,31 @@ class Greedy {
       if (--missing_[j] == 0) on_candidate(static_cast<int32_t>(j));
     }
   }
+  // The plain rules' last word on free rank r's best fitting action `best` (-1: none): whether it
+  // starts now. `backward_soon`: the earliest arrival of a backward whose inputs are scheduled.
+  bool plain_starts(int32_t best, int64_t t, int64_t backward_soon, int64_t pending_w, bool forward_blocked) const {
+    if (best < 0) return false;
+    const auto b = static_cast<size_t>(best);
+    // The backward arrives before this forward would end: wait for it.
+    if (v_.lookahead && inst_.action[b].kind == ActionKind::F && backward_soon < t + inst_.dur[b]) return false;
+    // Keep the W for the cool-down; more work is on its way.
+    if (v_.w_reserve > 0 && inst_.action[b].kind == ActionKind::W && pending_w <= v_.w_reserve && !forward_blocked &&
+        backward_soon != kNever)
+      return false;
+    return true;
+  }
+  // The Zero Bubble rules' choice among the best fitting backward, forward and W (-1: none): a
+  // ready backward; else the forward unless a known backward (arriving at `soon`) would wait on
+  // it; else the W unless such a backward would, or a forward is held back. -1: idle.
+  int32_t zb_choice(int32_t pick_b, int32_t pick_f, int32_t pick_w, bool held_back, int64_t soon, int64_t t) const {
+    auto arrives_late = [&](int32_t a, int32_t tol) {
+      return tol < 0 || soon == kNever || soon >= t + inst_.dur[static_cast<size_t>(a)] - tol;
+    };
+    if (pick_b >= 0) return pick_b;
+    if (pick_f >= 0 && arrives_late(pick_f, v_.tol_f)) return pick_f;
+    if (pick_w >= 0 && (held_back || arrives_late(pick_w, v_.tol_w))) return pick_w;
+    return -1;
+  }
   // Admission bookings changed: the indexed pool's per-direction admissibility is stale.
   void on_booked() { ++booked_version_; }
 
@@ -356,13 +381,7 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_scan(const Deadline
           key_b = kk, pick_b = a;
         }
       }
-      auto arrives_late = [&](int32_t a, int32_t tol) {
-        return tol < 0 || soon == kNever || soon >= t + inst_.dur[static_cast<size_t>(a)] - tol;
-      };
-      if (pick_b >= 0) return pick_b;
-      if (pick_f >= 0 && arrives_late(pick_f, v_.tol_f)) return pick_f;
-      if (pick_w >= 0 && (held_back || arrives_late(pick_w, v_.tol_w))) return pick_w;
-      return -1;
+      return zb_choice(pick_b, pick_f, pick_w, held_back, soon, t);
     };
     for (size_t r = 0; r < R_; ++r) {
       if (busy_until_[r] > t) {
@@ -393,14 +412,7 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_scan(const Deadline
         int64_t k = key(a);
         if (k < best_key) best_key = k, best = a;
       }
-      if (best >= 0 && v_.lookahead && inst_.action[static_cast<size_t>(best)].kind == ActionKind::F &&
-          backward_soon < t + inst_.dur[static_cast<size_t>(best)])
-        continue;  // the backward arrives before this forward would end: wait for it
-      if (best >= 0 && v_.w_reserve > 0 && inst_.action[static_cast<size_t>(best)].kind == ActionKind::W &&
-          pending_w <= v_.w_reserve && !forward_blocked && backward_soon != kNever)
-        continue;  // keep it for the cool-down; more work is on its way
-      if (best < 0) continue;
-      take_on(r, best);
+      if (plain_starts(best, t, backward_soon, pending_w, forward_blocked)) take_on(r, best);
     }
     if (done_ == n_) break;
     if (next_event == kNever) return std::nullopt;  // every rank waits on memory that never frees
@@ -572,14 +584,7 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_indexed(const Deadl
           held_back = f.any;
           f.pick = -1;
         }
-        auto arrives_late = [&](int32_t a, int32_t tol) {
-          return tol < 0 || soon == kNever || soon >= t + inst_.dur[static_cast<size_t>(a)] - tol;
-        };
-        int32_t a = -1;
-        if (pick_b >= 0) a = pick_b;
-        else if (f.pick >= 0 && arrives_late(f.pick, v_.tol_f)) a = f.pick;
-        else if (pick_w >= 0 && (held_back || arrives_late(pick_w, v_.tol_w))) a = pick_w;
-        if (a >= 0) take_on(r, a);
+        if (int32_t a = zb_choice(pick_b, f.pick, pick_w, held_back, soon, t); a >= 0) take_on(r, a);
         continue;
       }
       Forward f = best_forward(r);
@@ -587,15 +592,7 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_indexed(const Deadl
       int64_t best_key = f.key;
       if (!pl.back.empty() && pl.back.begin()->first < best_key) best_key = pl.back.begin()->first, best = pl.back.begin()->second;
       if (!pl.w.empty() && pl.w.begin()->first < best_key) best_key = pl.w.begin()->first, best = pl.w.begin()->second;
-      const auto pending_w = static_cast<int64_t>(pl.w.size());
-      if (best >= 0 && v_.lookahead && inst_.action[static_cast<size_t>(best)].kind == ActionKind::F &&
-          soon < t + inst_.dur[static_cast<size_t>(best)])
-        continue;  // the backward arrives before this forward would end: wait for it
-      if (best >= 0 && v_.w_reserve > 0 && inst_.action[static_cast<size_t>(best)].kind == ActionKind::W &&
-          pending_w <= v_.w_reserve && !f.blocked && soon != kNever)
-        continue;  // keep it for the cool-down; more work is on its way
-      if (best < 0) continue;
-      take_on(r, best);
+      if (plain_starts(best, t, soon, static_cast<int64_t>(pl.w.size()), f.blocked)) take_on(r, best);
     }
     if (done_ == n_) break;
     if (next_event == kNever) return std::nullopt;  // every rank waits on memory that never frees

@@ -429,6 +429,17 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
   // stuck runs included, for every variant, with and without caps, admission included.
   test::Rng rng(777);
   int compared = 0, stuck = 0, capped = 0;
+  auto compare = [&](const solver::Instance& inst, const std::vector<solver::GreedyVariant>& variants) {
+    for (const solver::GreedyVariant& v : variants) {
+      CAPTURE(v.name());
+      auto fast = solver::greedy_orders(inst, v);
+      auto reference = solver::greedy_orders_reference(inst, v);
+      REQUIRE(fast.has_value() == reference.has_value());
+      if (fast) CHECK(*fast == *reference);
+      else ++stuck;
+      ++compared;
+    }
+  };
   for (int trial = 0; trial < 120; ++trial) {
     Problem p = test::random_problem(rng, {5, 10, true});
     p.memory.F = PerStage::of(test::uniform(rng, 1, 2));
@@ -447,16 +458,8 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
     std::vector<solver::GreedyVariant> variants = solver::greedy_variants(inst);
     std::vector<solver::GreedyVariant> zb = solver::zb_variants(inst);
     for (size_t k = 0; k < zb.size(); k += 7) variants.push_back(zb[k]);
-    for (const solver::GreedyVariant& v : variants) {
-      CAPTURE(trial);
-      CAPTURE(v.name());
-      auto fast = solver::greedy_orders(inst, v);
-      auto reference = solver::greedy_orders_reference(inst, v);
-      REQUIRE(fast.has_value() == reference.has_value());
-      if (fast) CHECK(*fast == *reference);
-      else ++stuck;
-      ++compared;
-    }
+    CAPTURE(trial);
+    compare(inst, variants);
   }
   // And every variant on the two-direction problem where admission matters (pp 8, m 32, caps 2-8).
   Problem p;
@@ -473,16 +476,8 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
     solver::Instance inst = solver::build_instance(p, {0, /*symmetry=*/false});
     std::vector<solver::GreedyVariant> variants = solver::greedy_variants(inst);
     for (const solver::GreedyVariant& v : solver::zb_variants(inst)) variants.push_back(v);
-    for (const solver::GreedyVariant& v : variants) {
-      CAPTURE(cap);
-      CAPTURE(v.name());
-      auto fast = solver::greedy_orders(inst, v);
-      auto reference = solver::greedy_orders_reference(inst, v);
-      REQUIRE(fast.has_value() == reference.has_value());
-      if (fast) CHECK(*fast == *reference);
-      else ++stuck;
-      ++compared;
-    }
+    CAPTURE(cap);
+    compare(inst, variants);
   }
   MESSAGE(compared << " runs compared (" << capped << " capped problems, " << stuck << " stuck runs)");
   CHECK(compared > 1000);
