@@ -9,6 +9,25 @@
 
 namespace schedc::driver {
 
+namespace {
+
+// PyTorch's pipelining model has one rank per stage; a file with a stage on two rows is one its
+// validator rejects, so none is written.
+bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched) {
+  auto conflict = codegen::torch_csv_conflict(sched.problem);
+  if (!conflict) return false;
+  s.diags.error(DiagKind::Unsupported, in.spec.loc_of("direction"),
+                "torch-csv cannot express a bidirectional schedule: stage " +
+                    backtick(std::to_string(conflict->stage.value)) + " runs on ranks " +
+                    backtick(std::to_string(conflict->first.value)) + " and " +
+                    backtick(std::to_string(conflict->second.value)) +
+                    ", but PyTorch's pipelining has one rank per stage (write json, text, perfetto, svg or program "
+                    "instead)");
+  return true;
+}
+
+}  // namespace
+
 void add_schedule_command(CLI::App& app, int& rc) {
   struct Opts {
     std::string format = "json", output;
@@ -31,6 +50,10 @@ void add_schedule_command(CLI::App& app, int& rc) {
     const ir::Timeline& t = done->timeline;
     std::string out;
     const std::string& f = opts->format;
+    if (f == "torch-csv" && refuse_torch_csv(s, done->input, *sched)) {
+      rc = s.finish(kInputError);
+      return;
+    }
     if (f == "json") out = ir::write_schedule_json(*sched, &t.metrics);
     else if (f == "torch-csv") out = codegen::emit_torch_csv(*sched);
     else if (f == "text") out = codegen::emit_text(*sched, t);

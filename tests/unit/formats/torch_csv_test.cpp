@@ -1,6 +1,6 @@
 // torch-csv: the real PyTorch fixture imports to a valid schedule and exports byte-identical;
-// generated schedules survive csv -> schedule -> JSON -> schedule -> csv unchanged; bad input gets
-// located diagnostics and never crashes.
+// generated schedules survive csv -> schedule -> JSON -> schedule -> csv unchanged (bidirectional
+// ones are imported, never exported); bad input gets located diagnostics and never crashes.
 
 #include <doctest/doctest.h>
 
@@ -39,14 +39,39 @@ Imported import(const std::string& text, const ir::Problem& base = {}, std::vect
   return out;
 }
 
-// Through the schedule JSON too: csv -> schedule -> JSON -> schedule -> csv.
-std::string via_json(const ir::Schedule& s) {
+// Through the schedule JSON too: schedule -> JSON -> schedule.
+ir::Schedule via_json(const ir::Schedule& s) {
   SourceManager sm;
   Diagnostics diags(&sm);
   int32_t file = sm.add("via.json", ir::write_schedule_json(s, nullptr));
   auto back = ir::read_schedule_json(sm, file, diags);
   REQUIRE(back.has_value());
-  return codegen::emit_torch_csv(*back);
+  return *back;
+}
+
+// The canonical torch-csv text of any schedule, written here without the emitter: it is the
+// expected output for single-direction schedules, and the only way to write a bidirectional one,
+// which emit_torch_csv refuses (PyTorch has one rank per stage) but the importer reads.
+std::string csv_text(const ir::Schedule& s) {
+  auto token = [](ir::Action a) {
+    const char* letter = a.kind == ir::ActionKind::F ? "F" : a.kind == ir::ActionKind::B ? "I" : a.kind == ir::ActionKind::W ? "W" : "B";
+    return std::to_string(a.stage.value) + letter + std::to_string(a.mb.value);
+  };
+  std::string out;
+  for (size_t r = 0; r < s.ranks.size(); ++r) {
+    const auto& order = s.ranks[r];
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i) out += ',';
+      if (s.overlap_starts_at(r, static_cast<int32_t>(i))) {
+        out += "(" + token(order[i]) + ";" + token(order[i + 1]) + ")OVERLAP_F_B";
+        ++i;
+      } else {
+        out += token(order[i]);
+      }
+    }
+    out += '\n';
+  }
+  return out;
 }
 
 TEST_CASE("torch-csv: the DualPipeV fixture imports, verifies and exports byte-identical") {
@@ -67,7 +92,7 @@ TEST_CASE("torch-csv: the DualPipeV fixture imports, verifies and exports byte-i
   CHECK(s.overlap_starts_at(0, 17));
   CHECK(ir::verify(s).empty());
   CHECK(codegen::emit_torch_csv(s) == text);
-  CHECK(via_json(s) == text);
+  CHECK(codegen::emit_torch_csv(via_json(s)) == text);
 }
 
 TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
@@ -94,7 +119,10 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
   for (const Case& c : cases) {
     ir::Schedule s = test::greedy_schedule(c.p, c.overlap);
     CAPTURE(ir::problem_json(c.p));
-    std::string csv = codegen::emit_torch_csv(s);
+    const bool exports = c.p.direction == Direction::Single;  // else every stage has two ranks
+    CHECK(codegen::torch_csv_conflict(c.p).has_value() == !exports);
+    std::string csv = csv_text(s);
+    if (exports) CHECK(codegen::emit_torch_csv(s) == csv);
     Imported in = import(csv);
     INFO(in.diagnostics);
     REQUIRE(in.schedule.has_value());
@@ -111,9 +139,37 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
         CHECK(q.rank_of(ir::MbId(mb), ir::StageId(st)) == c.p.rank_of(ir::MbId(mb), ir::StageId(st)));
     if (c.p.placement != PlacementKind::Custom) CHECK(q.placement == c.p.placement);
     CHECK(q.backward == c.p.backward);
-    CHECK(codegen::emit_torch_csv(*in.schedule) == csv);
-    CHECK(via_json(*in.schedule) == csv);
+    CHECK(csv_text(*in.schedule) == csv);
+    CHECK(csv_text(via_json(*in.schedule)) == csv);
+    if (exports) CHECK(codegen::emit_torch_csv(via_json(*in.schedule)) == csv);
   }
+}
+
+TEST_CASE("torch-csv: a stage on two ranks has no torch-csv form") {
+  // Bidirectional problems put direction 1 on the mirrored rank: stage 0 on ranks 0 and pp-1.
+  auto chimera = codegen::torch_csv_conflict(
+      test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional));
+  REQUIRE(chimera.has_value());
+  CHECK(chimera->stage == ir::StageId(0));
+  CHECK(chimera->first == ir::RankId(0));
+  CHECK(chimera->second == ir::RankId(3));
+  auto dualpipe = codegen::torch_csv_conflict(
+      test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed, Direction::Bidirectional));
+  REQUIRE(dualpipe.has_value());
+  CHECK(dualpipe->stage == ir::StageId(0));
+  // One rank per stage, whatever the direction field says: nothing to refuse.
+  CHECK_FALSE(codegen::torch_csv_conflict(test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed)));
+  CHECK_FALSE(codegen::torch_csv_conflict(
+      test::problem(1, 1, 4, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional)));
+  ir::Problem same = test::problem(2, 1, 4, PlacementKind::Custom, BackwardMode::Fused, Direction::Bidirectional);
+  same.stage_to_rank = {{1, 0}, {1, 0}};
+  CHECK_FALSE(codegen::torch_csv_conflict(same));
+  same.stage_to_rank = {{1, 0}, {1, 1}};
+  auto custom = codegen::torch_csv_conflict(same);
+  REQUIRE(custom.has_value());
+  CHECK(custom->stage == ir::StageId(1));
+  CHECK(custom->first == ir::RankId(0));
+  CHECK(custom->second == ir::RankId(1));
 }
 
 TEST_CASE("torch-csv: idle cells, blanks, quotes and CRLF are read; the export is canonical") {
