@@ -1,21 +1,66 @@
-// `schedc check SPEC`: parse and validate a spec; nothing else.
+// `schedc check SPEC [--format text|json]`: parse and validate a spec; nothing else.
 
-#include <iostream>
+#include <sstream>
 
 #include "codegen/runtime_config.h"
+#include "ir/json_io.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
+#include "tools/schedc/json_out.h"
 
 namespace schedc::driver {
 
+namespace {
+
+std::string check_text(const std::string& path, const ir::Problem& p) {
+  std::ostringstream os;
+  os << path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, " << p.microbatches
+     << " microbatches, " << ir::to_string(p.direction) << ", " << ir::to_string(p.placement) << ", backward "
+     << ir::to_string(p.backward) << "\n";
+  return os.str();
+}
+
+// How the spec says to obtain its schedule (nothing is scheduled by `check`).
+ojson schedule_source_json(const frontend::ScheduleSource& src) {
+  ojson j;
+  switch (src.kind) {
+    case frontend::SourceKind::None: j["kind"] = "none"; break;
+    case frontend::SourceKind::Explicit: j["kind"] = "explicit"; break;
+    case frontend::SourceKind::Family:
+      j["kind"] = "family";
+      j["family"] = src.family;
+      j["params"] = params_json(src.params);
+      break;
+    case frontend::SourceKind::Solve:
+      j["kind"] = "solve";
+      j["params"] = params_json(src.params);
+      break;
+  }
+  return j;
+}
+
+std::string check_json(const std::string& path, const frontend::Spec& spec) {
+  ojson expect = ojson::array();
+  for (const ir::Expectation& e : spec.expect) expect.push_back(expectation_json(e));
+  return json_document("schedc.check", {{"file", ojson(path).dump()},
+                                        {"ok", "true"},
+                                        {"problem", ir::problem_json(spec.problem)},
+                                        {"schedule", json_line(schedule_source_json(spec.schedule))},
+                                        {"expect", json_line(expect)}});
+}
+
+}  // namespace
+
 void add_check_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path;
+    std::string path, format = "text", output;
     ProblemFlags problem;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
   cmd->add_option("spec", opts->path, "the .sched or schedule .json file; - reads a spec from stdin")->required();
+  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->problem.add_to(*cmd);
   cmd->callback([opts, &rc] {
     if (opts->path.empty()) throw CommandLineError{"check: the path of the spec is empty"};
@@ -31,11 +76,9 @@ void add_check_command(CLI::App& app, int& rc) {
       rc = s.finish(kInputError);
       return;
     }
-    const ir::Problem& p = in->spec.problem;
-    std::cout << s.sources.path(in->file) << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, "
-              << p.microbatches << " microbatches, " << ir::to_string(p.direction) << ", "
-              << ir::to_string(p.placement) << ", backward " << ir::to_string(p.backward) << "\n";
-    rc = s.finish(kOk);
+    const std::string& path = s.sources.path(in->file);
+    std::string out = opts->format == "json" ? check_json(path, in->spec) : check_text(path, in->spec.problem);
+    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });
 }
 

@@ -1,9 +1,10 @@
-// `schedc verify SPEC|SCHEDULE.json [--optimal]`: the schedule is valid and the spec's `expect`
-// clauses hold; with --optimal, its provenance's optimality claim is re-derived from the problem.
+// `schedc verify SPEC|SCHEDULE.json [--optimal] [--format text|json]`: the schedule is valid and
+// the spec's `expect` clauses hold; with --optimal, its provenance's optimality claim is
+// re-derived from the problem.
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "support/numbers.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
+#include "tools/schedc/json_out.h"
 
 namespace schedc::driver {
 
@@ -140,12 +142,42 @@ int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, 
   return kOk;
 }
 
+// The verdict of a schedule that passed: `argument` is --optimal's, when asked.
+std::string verdict_text(const std::string& path, const Input& in, const ir::Schedule& sched, const ir::Metrics& m,
+                         bool optimal, const std::string& argument) {
+  double peak = 0;
+  for (double v : m.peak_memory) peak = std::max(peak, v);
+  std::ostringstream os;
+  os << path << ": ok: valid schedule, " << sched.num_actions() << " actions, makespan " << format_number(m.makespan)
+     << ", peak memory " << format_number(peak);
+  if (!in.spec.expect.empty())
+    os << "; " << in.spec.expect.size() << (in.spec.expect.size() == 1 ? " expectation holds" : " expectations hold");
+  os << "\n";
+  if (optimal) os << path << ": ok: optimal claim holds: " << argument << "\n";
+  return os.str();
+}
+
+std::string verdict_json(const std::string& path, const Input& in, const ir::Schedule& sched, const ir::Metrics& m,
+                         bool optimal, const std::string& argument) {
+  ojson expect = ojson::array();
+  for (const ir::Expectation& e : in.spec.expect) expect.push_back(expectation_json(e));
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"file", ojson(path).dump()},
+      {"ok", "true"},
+      {"actions", std::to_string(sched.num_actions())},
+      {"metrics", ir::metrics_json(m)},
+      {"expect", json_line(expect)}};
+  if (optimal) fields.emplace_back("optimal_claim", ojson(argument).dump());
+  return json_document("schedc.verify", fields);
+}
+
 }  // namespace
 
 void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
     ScheduleArgs args;
     bool optimal = false;
+    std::string format = "text", output;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
@@ -153,6 +185,8 @@ void add_verify_command(CLI::App& app, int& rc) {
   cmd->add_flag("--optimal", opts->optimal,
                 "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
                 "(limited by --time-limit, default 60 s)");
+  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   cmd->callback([opts, &rc] {
     Session s;
     if (opts->args.path.empty()) throw CommandLineError{"verify: give a .sched spec or a schedule .json"};
@@ -178,16 +212,10 @@ void add_verify_command(CLI::App& app, int& rc) {
         return;
       }
     }
-    const ir::Metrics& m = t.metrics;
-    double peak = 0;
-    for (double v : m.peak_memory) peak = std::max(peak, v);
-    std::cout << opts->args.path << ": ok: valid schedule, " << sched->num_actions() << " actions, makespan "
-              << format_number(m.makespan) << ", peak memory " << format_number(peak);
-    if (!in->spec.expect.empty())
-      std::cout << "; " << in->spec.expect.size() << (in->spec.expect.size() == 1 ? " expectation holds" : " expectations hold");
-    std::cout << "\n";
-    if (opts->optimal) std::cout << opts->args.path << ": ok: optimal claim holds: " << argument << "\n";
-    rc = s.finish(kOk);
+    std::string out = opts->format == "json"
+                          ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
+                          : verdict_text(opts->args.path, *in, *sched, t.metrics, opts->optimal, argument);
+    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });
 }
 
