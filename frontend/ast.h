@@ -27,7 +27,8 @@ struct Value {
   Kind kind = Kind::Invalid;
   SourceLoc loc;
   std::string_view text;  // spelling (Number, Word, String with its quotes)
-  double number = 0;      // Number
+  double number = 0;      // Number, in its unit
+  std::string_view unit;  // Number: its unit as written (`ms` of `12.5ms`), empty when plain
   std::string string;     // String, decoded
   std::vector<Value> items;  // List
 

@@ -4,6 +4,7 @@
 
 #include "support/input.h"
 #include "support/numbers.h"
+#include "support/units.h"
 
 namespace schedc::frontend {
 
@@ -146,6 +147,14 @@ class Lexer {
       if (parse_number(s)) return out_.push(TokenKind::Number, start, s.size());
       report_.error(DiagKind::OutOfRange, loc(start),
                     "number " + quote(s) + " is too large, expected a finite number");
+      return out_.push(TokenKind::Error, start, s.size());
+    }
+    if (size_t at = unit_suffix_start(s); at != std::string_view::npos && has_number_shape(s.substr(0, at))) {
+      std::string_view unit = s.substr(at);
+      if (find_unit(unit)) return out_.push(TokenKind::Number, start, s.size());
+      report_.error(DiagKind::BadUnit, loc(start + at),
+                    "unknown unit " + quote(unit) + " in " + quote(s) + ", expected a time unit (" +
+                        unit_names(Dimension::Time) + ") or a memory unit (" + unit_names(Dimension::Memory) + ")");
       return out_.push(TokenKind::Error, start, s.size());
     }
     if ((is_alpha(s[0]) || is_digit(s[0])) && s.find('+') == std::string_view::npos)

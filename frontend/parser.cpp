@@ -4,6 +4,7 @@
 
 #include "frontend/suggest.h"
 #include "support/numbers.h"
+#include "support/units.h"
 
 namespace schedc::frontend {
 
@@ -138,7 +139,10 @@ class Parser {
     switch (kind()) {
       case TokenKind::Number:
         v.kind = Value::Kind::Number;
-        v.number = parse_number(v.text).value_or(0);
+        if (auto q = parse_quantity(v.text)) {
+          v.number = q->value;
+          if (q->unit) v.unit = q->unit->name;
+        }
         advance();
         return v;
       case TokenKind::Word:

@@ -47,7 +47,7 @@ constexpr std::array<Alias, 21> kTopAliases = {{
 }};
 
 constexpr std::array<std::string_view, 5> kCostKeys = {"F", "B", "W", "comm", "FB"};
-constexpr std::array<std::string_view, 4> kMemoryKeys = {"F", "B", "W", "cap"};
+constexpr std::array<std::string_view, 5> kMemoryKeys = {"F", "B", "W", "cap", "balanced"};
 
 class Checker {
  public:
@@ -66,6 +66,7 @@ class Checker {
     stage_to_rank();
     cost();
     memory();
+    if (cx_.problem_ok) complete();
     if (cx_.problem_ok) validate();
     if (const ast::Stmt* s = find("schedule")) schedule(*s);
     if (const ast::Stmt* s = find("expect")) expect(*s);
@@ -232,8 +233,8 @@ class Checker {
 
   // Sets a per-stage (or per-rank) field and records it as given.
   template <class Target>
-  void per_stage(const ast::Entry& e, const std::string& field, const char* per, Target& target) {
-    auto v = sema::to_per_stage(cx_, e.value, field, per);
+  void per_stage(const ast::Entry& e, const std::string& field, const char* per, Target& target, Dimension dim) {
+    auto v = sema::to_per_stage(cx_, e.value, field, per, dim);
     if (!v) return fail();
     target = *v;
     cx_.spec.given[field] = e.value.loc;
@@ -242,18 +243,21 @@ class Checker {
   void cost() {
     for (const ast::Entry* e : block_entries("cost", kCostKeys, "F = 1  B = 1  W = 1  comm = 0")) {
       std::string field = "cost." + std::string(e->key.text);
-      if (e->key.text == "F") per_stage(*e, field, "stage", p_.cost.F);
-      else if (e->key.text == "B") per_stage(*e, field, "stage", p_.cost.B);
-      else if (e->key.text == "W") per_stage(*e, field, "stage", p_.cost.W);
-      else if (e->key.text == "FB") per_stage(*e, field, "stage", p_.cost.FB);
+      constexpr Dimension kTime = Dimension::Time;
+      if (e->key.text == "F") per_stage(*e, field, "stage", p_.cost.F, kTime);
+      else if (e->key.text == "B") per_stage(*e, field, "stage", p_.cost.B, kTime);
+      else if (e->key.text == "W") per_stage(*e, field, "stage", p_.cost.W, kTime);
+      else if (e->key.text == "FB") per_stage(*e, field, "stage", p_.cost.FB, kTime);
       else if (!e->value.is(Value::Kind::Number)) {
         cx_.report.error(DiagKind::WrongType, e->value.loc,
                          "`cost.comm` needs a number (one latency for every link), got " +
                              sema::describe(e->value));
         fail();
-      } else {
-        p_.cost.comm = e->value.number;
+      } else if (auto x = sema::to_quantity(cx_, e->value, field, kTime)) {
+        p_.cost.comm = *x;
         cx_.spec.given[field] = e->value.loc;
+      } else {
+        fail();
       }
     }
   }
@@ -261,9 +265,11 @@ class Checker {
   void memory() {
     for (const ast::Entry* e : block_entries("memory", kMemoryKeys, "F = 1  B = -0.5  W = -0.5  cap = none")) {
       std::string field = "memory." + std::string(e->key.text);
-      if (e->key.text == "F") per_stage(*e, field, "stage", p_.memory.F);
-      else if (e->key.text == "B") per_stage(*e, field, "stage", p_.memory.B);
-      else if (e->key.text == "W") per_stage(*e, field, "stage", p_.memory.W);
+      constexpr Dimension kMemory = Dimension::Memory;
+      if (e->key.text == "F") per_stage(*e, field, "stage", p_.memory.F, kMemory);
+      else if (e->key.text == "B") per_stage(*e, field, "stage", p_.memory.B, kMemory);
+      else if (e->key.text == "W") per_stage(*e, field, "stage", p_.memory.W, kMemory);
+      else if (e->key.text == "balanced") balanced(*e);
       else if (e->value.is(Value::Kind::Word) && e->value.text == "none") {
         p_.memory.cap.reset();
         cx_.spec.given[field] = e->value.loc;
@@ -274,9 +280,29 @@ class Checker {
                              did_you_mean_suffix(e->value.text, std::array<std::string_view, 1>{"none"}));
         fail();
       } else {
-        per_stage(*e, field, "rank", p_.memory.cap);
+        per_stage(*e, field, "rank", p_.memory.cap, kMemory);
       }
     }
+  }
+
+  void balanced(const ast::Entry& e) {
+    const Value& v = e.value;
+    if (v.is(Value::Kind::Word) && (v.text == "true" || v.text == "false")) {
+      cx_.spec.balanced = v.text == "true";
+      cx_.spec.given["memory.balanced"] = v.loc;
+      return;
+    }
+    if (!v.is(Value::Kind::Invalid))
+      cx_.report.error(DiagKind::WrongType, v.loc,
+                       "`memory.balanced` needs `true` or `false`, got " + sema::describe(v));
+    fail();
+  }
+
+  // Units to one per dimension, memory.B/W from memory.F, the balance check (docs/dsl.md).
+  void complete() {
+    auto errors = complete_problem(cx_.spec.problem, cx_.spec.given, cx_.spec.units, nullptr, cx_.spec.balanced, true);
+    for (const ir::ProblemError& e : errors) cx_.report.error(e.kind, cx_.spec.loc_of(e.field), e.message);
+    if (!errors.empty()) fail();
   }
 
   // ir::validate knows the ranges and the rules between fields; its errors point at the value

@@ -11,6 +11,7 @@
 #include "frontend/spec.h"
 #include "ir/params.h"
 #include "ir/problem.h"
+#include "support/units.h"
 
 namespace schedc::frontend::sema {
 
@@ -28,9 +29,15 @@ std::string describe(const ast::Value& v);
 /// out-of-range (outside `lo`..`hi`, for numbers too large to hold) as `what` and returns nullopt.
 std::optional<int32_t> to_int(Context& cx, const ast::Value& v, std::string_view what, int64_t lo, int64_t hi);
 
-/// A number, or a list of numbers (`per` names what the list is indexed by: "stage", "rank").
+/// A number, or a list of numbers (`per` names what the list is indexed by: "stage", "rank"), of
+/// dimension `dim`: values may carry units of it (a list is expressed in its finest), recorded in
+/// `spec.units[field]`; complete_problem() brings all fields to one unit.
 std::optional<ir::PerStage> to_per_stage(Context& cx, const ast::Value& v, std::string_view field,
-                                         std::string_view per);
+                                         std::string_view per, Dimension dim);
+/// One number of dimension `dim`, its unit recorded as to_per_stage does.
+std::optional<double> to_quantity(Context& cx, const ast::Value& v, std::string_view field, Dimension dim);
+/// True when `v` has no unit; otherwise reports that `what` takes a plain number.
+bool no_unit(Context& cx, const ast::Value& v, std::string_view what);
 
 /// Key/value pairs of a block (family parameters, solve options, runtime) as ir::Params;
 /// duplicates are reported, values must be numbers, names, strings or lists of numbers.

@@ -210,7 +210,10 @@ class ExpectChecker {
     const Value& v = *c.value;
     if (v.is(Value::Kind::Number)) {
       e.kind = ir::Expectation::Kind::MetricBound;
-      e.value = v.number;
+      auto x = in_problem_unit(v, *metric);
+      if (!x) return;
+      e.value = *x;
+      e.unit = problem_unit(*metric);
       cx_.spec.expect.push_back(std::move(e));
       return;
     }
@@ -223,6 +226,44 @@ class ExpectChecker {
   }
 
  private:
+  // The dimension of a metric's values: none for the ratios.
+  static std::optional<Dimension> dimension_of(ir::Metric m) {
+    if (m == ir::Metric::PeakMemory) return Dimension::Memory;
+    if (m == ir::Metric::BubbleRatio || m == ir::Metric::SpanBubbleRate) return std::nullopt;
+    return Dimension::Time;
+  }
+  std::string problem_unit(ir::Metric m) const {
+    auto dim = dimension_of(m);
+    return !dim ? "" : *dim == Dimension::Time ? p_.time_unit : p_.memory_unit;
+  }
+
+  // A compared value in the problem's unit of the metric's dimension (the clause's unit is kept
+  // beside it, so that complete_problem can convert again when the command line changes units).
+  std::optional<double> in_problem_unit(const Value& v, ir::Metric metric) {
+    if (v.unit.empty()) return v.number;
+    std::string name = quote(ir::to_string(metric));
+    auto dim = dimension_of(metric);
+    const Unit* unit = find_unit(v.unit);
+    if (!dim) {
+      cx_.report.error(DiagKind::BadUnit, v.loc, name + " is a ratio, compare it with a plain number, got " + quote(v.text));
+      return std::nullopt;
+    }
+    if (unit->dim != *dim) {
+      cx_.report.error(DiagKind::BadUnit, v.loc,
+                       name + " is a " + std::string(to_string(*dim)) + ", got " + quote(v.text) + " (a " +
+                           std::string(to_string(unit->dim)) + " unit)");
+      return std::nullopt;
+    }
+    std::string target = problem_unit(metric);
+    if (target.empty()) {
+      cx_.report.error(DiagKind::BadUnit, v.loc,
+                       name + " is compared with " + quote(v.text) + ", but the problem's " +
+                           std::string(to_string(*dim)) + " values have no unit; give them with units, or compare with a plain number");
+      return std::nullopt;
+    }
+    return convert(v.number, *unit, *find_unit(target));
+  }
+
   bool rank_index(const ast::Clause& c, ir::Metric metric, ir::Expectation& e) {
     if (!is_per_rank(metric)) {
       cx_.report.error(DiagKind::WrongType, c.index->loc,
@@ -263,8 +304,11 @@ class ExpectChecker {
         cx_.report.error(DiagKind::WrongType, item.loc, name + " lists hold numbers, got " + describe(item));
         return;
       }
-      e.values.push_back(item.number);
+      auto x = in_problem_unit(item, metric);
+      if (!x) return;
+      e.values.push_back(*x);
     }
+    e.unit = problem_unit(metric);
     if (cx_.problem_ok && e.values.size() != static_cast<size_t>(p_.ranks)) {
       cx_.report.error(DiagKind::BadValue, v.loc,
                        name + " lists one value per rank (" + std::to_string(p_.ranks) + "), got " +

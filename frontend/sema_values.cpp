@@ -6,6 +6,7 @@
 #include "frontend/lexer.h"
 #include "frontend/sema_internal.h"
 #include "support/numbers.h"
+#include "support/units.h"
 
 namespace schedc::frontend::sema {
 
@@ -27,8 +28,17 @@ void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc f
     cx.report.note(first, "first given here");
 }
 
+bool no_unit(Context& cx, const Value& v, std::string_view what) {
+  if (!v.is(Value::Kind::Number) || v.unit.empty()) return true;
+  cx.report.error(DiagKind::BadUnit, v.loc,
+                  std::string(what) + " takes a plain number, got " + quote(v.text) +
+                      " (units are for the values of `cost`, `memory` and `expect`)");
+  return false;
+}
+
 std::optional<int32_t> to_int(Context& cx, const Value& v, std::string_view what, int64_t lo, int64_t hi) {
   if (v.is(Value::Kind::Invalid)) return std::nullopt;
+  if (!no_unit(cx, v, what)) return std::nullopt;
   if (!v.is(Value::Kind::Number) || std::floor(v.number) != v.number) {
     cx.report.error(DiagKind::WrongType, v.loc, std::string(what) + " needs an integer, got " + describe(v));
     return std::nullopt;
@@ -42,9 +52,40 @@ std::optional<int32_t> to_int(Context& cx, const Value& v, std::string_view what
   return static_cast<int32_t>(v.number);
 }
 
-std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::string_view field, std::string_view per) {
+namespace {
+
+// The unit of a number for a field of dimension `dim`; reports a unit of the other dimension.
+bool unit_of(Context& cx, const Value& v, std::string_view name, Dimension dim, const Unit*& out) {
+  out = nullptr;
+  if (v.unit.empty()) return true;
+  out = find_unit(v.unit);
+  if (out->dim == dim) return true;
+  cx.report.error(DiagKind::BadUnit, v.loc,
+                  std::string(name) + " is a " + std::string(to_string(dim)) + ", got " + quote(v.text) + " (a " +
+                      std::string(to_string(out->dim)) + " unit); " + std::string(to_string(dim)) + " units are " +
+                      unit_names(dim));
+  return false;
+}
+
+}  // namespace
+
+std::optional<double> to_quantity(Context& cx, const Value& v, std::string_view field, Dimension dim) {
   std::string name = quote(field);
-  if (v.is(Value::Kind::Number)) return ir::PerStage::of(v.number);
+  const Unit* unit = nullptr;
+  if (!unit_of(cx, v, name, dim, unit)) return std::nullopt;
+  if (unit) cx.spec.units[std::string(field)] = std::string(unit->name);
+  else cx.spec.units.erase(std::string(field));
+  return v.number;
+}
+
+std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::string_view field, std::string_view per,
+                                         Dimension dim) {
+  std::string name = quote(field);
+  if (v.is(Value::Kind::Number)) {
+    auto x = to_quantity(cx, v, field, dim);
+    if (!x) return std::nullopt;
+    return ir::PerStage::of(*x);
+  }
   if (!v.is(Value::Kind::List)) {
     if (!v.is(Value::Kind::Invalid))
       cx.report.error(DiagKind::WrongType, v.loc,
@@ -52,15 +93,30 @@ std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::strin
                           describe(v));
     return std::nullopt;
   }
-  std::vector<double> values;
+  // Items may each have a unit: the list is expressed in the finest; plain items must be 0.
+  const Unit* target = nullptr;
   for (const Value& item : v.items) {
     if (!item.is(Value::Kind::Number)) {
       cx.report.error(DiagKind::WrongType, item.loc,
                       name + " lists hold numbers (one per " + std::string(per) + "), got " + describe(item));
       return std::nullopt;
     }
-    values.push_back(item.number);
+    const Unit* unit = nullptr;
+    if (!unit_of(cx, item, name, dim, unit)) return std::nullopt;
+    target = finer_unit(target, unit);
   }
+  std::vector<double> values;
+  for (const Value& item : v.items) {
+    if (target && item.unit.empty() && item.number != 0) {
+      cx.report.error(DiagKind::BadUnit, item.loc,
+                      name + " mixes plain numbers and units: " + quote(item.text) + " has no unit, write e.g. `" +
+                          std::string(item.text) + std::string(target->name) + "`");
+      return std::nullopt;
+    }
+    values.push_back(item.unit.empty() ? item.number : convert(item.number, *find_unit(item.unit), *target));
+  }
+  if (target) cx.spec.units[std::string(field)] = std::string(target->name);
+  else cx.spec.units.erase(std::string(field));
   return ir::PerStage::list(std::move(values));
 }
 
@@ -79,7 +135,10 @@ ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owne
     p.value_loc = e.value.loc;
     const Value& v = e.value;
     switch (v.kind) {
-      case Value::Kind::Number: p.value = v.number; break;
+      case Value::Kind::Number:
+        if (!no_unit(cx, v, quote(e.key.text) + " in " + quote(owner))) continue;
+        p.value = v.number;
+        break;
       case Value::Kind::Word: p.value = std::string(v.text); break;
       case Value::Kind::String: p.value = v.string; break;
       case Value::Kind::Invalid: continue;
@@ -88,6 +147,10 @@ ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owne
         bool ok = true;
         for (const Value& item : v.items) {
           if (item.is(Value::Kind::Number)) {
+            if (!no_unit(cx, item, quote(e.key.text) + " in " + quote(owner))) {
+              ok = false;
+              break;
+            }
             numbers.push_back(item.number);
             continue;
           }

@@ -41,6 +41,11 @@ struct Spec {
   /// "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F", "memory.B",
   /// "memory.W", "memory.cap". Fields not listed hold their defaults, and a family may choose them.
   std::map<std::string, SourceLoc> given;
+  /// The unit each cost or memory field is written in ("cost.F" -> "ms"), for the fields given
+  /// with one; complete_problem() expresses them all in one unit per dimension.
+  std::map<std::string, std::string> units;
+  /// `memory { balanced = false }`: the memory deltas need not cancel per microbatch and stage.
+  bool balanced = true;
   ScheduleSource schedule;
   std::vector<ir::Expectation> expect;
   /// `runtime { ... }`: key/value pairs for codegen and the runtime.
@@ -51,6 +56,22 @@ struct Spec {
   /// Location of a field's value, or the file itself when the field was not written.
   SourceLoc loc_of(const std::string& field) const;
 };
+
+/// Completes a problem once the file and the flags are in (docs/dsl.md, "Units" and `memory`):
+/// - values given with units are expressed in the finest unit of their dimension, which becomes
+///   `problem.time_unit` / `memory_unit`; a nonzero value without a unit beside values with one
+///   is an error, and so is a cost or `memory.F` left to its default then;
+/// - `memory.B` and `memory.W` not given follow `memory.F`: -F/2 each, or what balances the one
+///   given;
+/// - with `check_balance`, F + B + W must be 0 on every stage unless `balanced` is false.
+/// `expect` clauses written with units are converted too. Errors name the field they concern.
+std::vector<ir::ProblemError> complete_problem(ir::Problem& problem, const std::map<std::string, SourceLoc>& given,
+                                               std::map<std::string, std::string>& units,
+                                               std::vector<ir::Expectation>* expect, bool balanced,
+                                               bool check_balance);
+inline std::vector<ir::ProblemError> complete_problem(Spec& spec, bool check_balance) {
+  return complete_problem(spec.problem, spec.given, spec.units, &spec.expect, spec.balanced, check_balance);
+}
 
 /// Lexes, parses and checks `file` (held in `sources`). Reports every error it finds; returns
 /// nullopt when there was any.

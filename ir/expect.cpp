@@ -103,9 +103,10 @@ bool check_metric_expectations(const std::vector<Expectation>& expect, const Met
         actual = scalar(m, e.metric);
       }
       if (holds(actual, e.cmp, e.value)) continue;
+      std::string unit = e.unit.empty() ? "" : " " + e.unit;
       diags.error(DiagKind::ExpectFailed, e.loc,
-                  "expected " + name + " " + std::string(to_string(e.cmp)) + " " + format_number(e.value) + ", got " +
-                      backtick(format_number(actual)));
+                  "expected " + name + " " + std::string(to_string(e.cmp)) + " " + format_number(e.value) + unit +
+                      ", got " + backtick(format_number(actual) + unit));
       ok = false;
     } else if (e.kind == Expectation::Kind::PerRank) {
       const auto* v = per_rank(m, e.metric);
@@ -113,8 +114,9 @@ bool check_metric_expectations(const std::vector<Expectation>& expect, const Met
                   std::equal(v->begin(), v->end(), e.values.begin(), [](double a, double b) { return near(a, b); });
       if (same) continue;
       diags.error(DiagKind::ExpectFailed, e.loc,
-                  "expected " + std::string(to_string(e.metric)) + " = " + list_text(e.values) + ", got " +
-                      backtick(v ? list_text(*v) : "?"));
+                  "expected " + std::string(to_string(e.metric)) + " = " + list_text(e.values) +
+                      (e.unit.empty() ? "" : " " + e.unit) + ", got " +
+                      backtick((v ? list_text(*v) : "?") + (e.unit.empty() ? "" : " " + e.unit)));
       ok = false;
     }
   }

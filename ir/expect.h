@@ -33,6 +33,8 @@ struct Expectation {
   Cmp cmp = Cmp::Eq;
   double value = 0;
   std::vector<double> values;
+  std::string unit;  // of `value`/`values` as written (`ms`, `GiB`), empty when plain
+
   std::string family;
   SourceLoc loc;
 };

@@ -1,11 +1,13 @@
 #include "ir/json_io.h"
 
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "support/json_locate.h"
 #include "support/numbers.h"
+#include "support/units.h"
 
 namespace schedc::ir {
 
@@ -48,6 +50,12 @@ ojson problem_object(const Problem& p) {
   mem["cap"] = p.memory.cap ? per_stage(*p.memory.cap) : ojson(nullptr);
   j["memory"] = mem;
   j["objective"] = to_string(p.objective);
+  if (!p.time_unit.empty() || !p.memory_unit.empty()) {
+    ojson units;
+    if (!p.time_unit.empty()) units["time"] = p.time_unit;
+    if (!p.memory_unit.empty()) units["memory"] = p.memory_unit;
+    j["units"] = units;
+  }
   return j;
 }
 
@@ -199,7 +207,7 @@ class Reader {
   std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
     size_t errors = found_;
     if (!expect_object(j, ptr, {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-                                "backward", "cost", "memory", "objective"}))
+                                "backward", "cost", "memory", "objective", "units"}))
       return std::nullopt;
     Problem p;
     for (const char* key : {"ranks", "microbatches"})
@@ -254,6 +262,7 @@ class Reader {
       if (m.contains("cap") && !m["cap"].is_null())
         if (auto v = per_stage(m["cap"], mp + "cap")) p.memory.cap = *v;
     }
+    if (j.contains("units")) units(j["units"], ptr + "/units", p);
     if (found_ != errors) return std::nullopt;
     for (const ProblemError& e : validate(p)) {
       std::string field = e.field;
@@ -263,6 +272,29 @@ class Reader {
     if (found_ != errors) return std::nullopt;
     return p;
   }
+
+  // `"units": {"time": "ms", "memory": "GiB"}` (version 2): what the problem's numbers count.
+  void units(const ojson& j, const std::string& ptr, Problem& p) {
+    if (version_ < 2) {
+      error(ptr, DiagKind::BadFormatVersion, "`units` needs version 2 of the format, the document says version 1");
+      return;
+    }
+    if (!expect_object(j, ptr, {"time", "memory"})) return;
+    for (auto [key, dim, slot] : {std::tuple{"time", Dimension::Time, &p.time_unit},
+                                  std::tuple{"memory", Dimension::Memory, &p.memory_unit}}) {
+      if (!j.contains(key)) continue;
+      auto s = string(j[key], ptr + "/" + key);
+      if (!s) continue;
+      const Unit* u = find_unit(*s);
+      if (!u || u->dim != dim)
+        error(ptr + "/" + key, DiagKind::BadUnit,
+              "unknown " + std::string(key) + " unit " + backtick(*s) + ", expected one of " + unit_names(dim));
+      else
+        *slot = *s;
+    }
+  }
+
+  int version_ = 1;
 
   bool ranks(const ojson& j, Schedule& s) {
     size_t errors = found_;
@@ -415,7 +447,10 @@ std::string metrics_json(const Metrics& m) { return compact(metrics_object(m)); 
 std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
-  out += "  \"version\": 1,\n";
+  // Version 2 adds the problem's `units`; a problem without units is written as version 1, byte
+  // for byte what earlier releases wrote and read.
+  bool v2 = !s.problem.time_unit.empty() || !s.problem.memory_unit.empty();
+  out += v2 ? "  \"version\": 2,\n" : "  \"version\": 1,\n";
   out += "  \"problem\": " + problem_json(s.problem) + ",\n";
   out += "  \"ranks\": [";
   for (size_t r = 0; r < s.ranks.size(); ++r) {
@@ -508,10 +543,12 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
     rd.error("/format", DiagKind::BadFormatVersion, "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
-  if (doc["version"] != 1) {
-    rd.error("/version", DiagKind::BadFormatVersion, "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`");
+  if (doc["version"] != 1 && doc["version"] != 2) {
+    rd.error("/version", DiagKind::BadFormatVersion,
+             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1` or `2`");
     return std::nullopt;
   }
+  rd.version_ = doc["version"] == 2 ? 2 : 1;
   auto problem = rd.problem(doc["problem"], "/problem");
   if (!problem) return std::nullopt;
   Schedule s;

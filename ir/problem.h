@@ -78,6 +78,10 @@ struct Problem {
   CostModel cost;
   MemoryModel memory;
   Objective objective = Objective::Makespan;
+  /// The units every cost and every memory value is expressed in (`ms`, `GiB`; support/units.h),
+  /// or empty when the problem was stated in plain numbers.
+  std::string time_unit;
+  std::string memory_unit;
 
   bool operator==(const Problem&) const = default;
 

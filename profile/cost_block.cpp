@@ -36,10 +36,10 @@ std::string value_text(const std::vector<double>& v) {
   if (most - least <= kUniformSpread * most) {
     double sum = 0;
     for (double x : v) sum += x;
-    return format_number(round3(sum / static_cast<double>(v.size())));
+    return format_number(round3(sum / static_cast<double>(v.size()))) + "us";
   }
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + format_number(round3(v[i]));
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + format_number(round3(v[i])) + "us";
   return s + "]";
 }
 
@@ -85,12 +85,12 @@ std::optional<Measured> read_measured(const std::string& json, int32_t stages, s
 
 std::string format_cost_block(const Measured& m) {
   std::string s = "cost {\n";
-  s += "  # measured by `schedc profile` on " + m.how + "; 1 unit = 1 us\n";
+  s += "  # measured by `schedc profile` on " + m.how + "\n";
   s += "  F = " + value_text(m.F) + "\n";
   s += "  B = " + value_text(m.B) + "\n";
   s += "  W = " + value_text(m.W) + "\n";
   if (!m.FB.empty()) s += "  FB = " + value_text(m.FB) + "\n";
-  if (m.comm) s += "  comm = " + format_number(round3(*m.comm)) + "\n";
+  if (m.comm) s += "  comm = " + format_number(round3(*m.comm)) + "us\n";
   return s + "}";
 }
 

@@ -200,21 +200,21 @@ bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
         worst < 0)
       worst = r;
   if (worst < 0) return true;
+  // In the spec's spelling, units included (`8.4GiB`), so that the value can be pasted back.
+  auto mem = [&](double v) { return format_number(v) + p.memory_unit; };
   if (p.memory.cap->is_uniform()) {
     size_t top = static_cast<size_t>(std::max_element(peaks.begin(), peaks.end()) - peaks.begin());
     cx.diags.error(DiagKind::CapInfeasible, cx.loc,
-                   "family " + backtick(cx.name) + " needs a memory cap of at least " +
-                       backtick(format_number(peaks[top])) + " (the peak of rank " + std::to_string(top) + "), got " +
-                       backtick(format_number(p.memory.cap->uniform)));
+                   "family " + backtick(cx.name) + " needs a memory cap of at least " + backtick(mem(peaks[top])) +
+                       " (the peak of rank " + std::to_string(top) + "), got " + backtick(mem(p.memory.cap->uniform)));
     return false;
   }
   std::string all;
-  for (size_t r = 0; r < peaks.size(); ++r) all += (r ? ":" : "") + format_number(peaks[r]);
+  for (size_t r = 0; r < peaks.size(); ++r) all += (r ? ":" : "") + mem(peaks[r]);
   cx.diags.error(DiagKind::CapInfeasible, cx.loc,
-                 "family " + backtick(cx.name) + " peaks at " +
-                     backtick(format_number(peaks[static_cast<size_t>(worst)])) +
+                 "family " + backtick(cx.name) + " peaks at " + backtick(mem(peaks[static_cast<size_t>(worst)])) +
                      " on rank " + std::to_string(worst) + ", above its cap of " +
-                     backtick(format_number(*p.cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
+                     backtick(mem(*p.cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
                      backtick(all));
   return false;
 }

@@ -407,8 +407,9 @@ void Search::progress(bool final) {
   last_progress_ = now;
   double gap = best_->value > 0 ? (best_->value - lower_) / best_->value : 0;
   std::ostringstream line;
-  line << "solve: best " << format_number(best_->value) << " (" << best_->name << "), bound " << format_number(lower_)
-       << ", gap " << std::fixed << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1) << now << " s";
+  std::string unit = p_.time_unit.empty() ? "" : " " + p_.time_unit;
+  line << "solve: best " << format_number(best_->value) << unit << " (" << best_->name << "), bound "
+       << format_number(lower_) << unit << ", gap " << std::fixed << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1) << now << " s";
   if (o_.tty) {
     *o_.progress << "\r" << line.str() << "\x1b[K";
     if (final) *o_.progress << "\n";

@@ -2,7 +2,7 @@
 # profile_loop.sh SCHEDC CACHE_DIR BACKEND [RUNTIME FLAGS...]: the loop profile -> solve -> run on
 # one backend. `schedc profile --write` must change the spec's cost block and nothing else; the
 # written costs must solve; the solved schedule must run and pass --check; the report must give a
-# measured and a simulated makespan in the same unit (1 unit = 1 us).
+# measured and a simulated makespan in the same unit (the block states its costs in us).
 set -euo pipefail
 schedc=$1
 cache=$2

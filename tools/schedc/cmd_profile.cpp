@@ -77,6 +77,7 @@ std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std
   auto old_spec = frontend::parse_spec(before, old_file, old_diags);
   ir::Problem want = old_spec ? old_spec->problem : in.spec.problem;
   want.cost = spec->problem.cost;
+  want.time_unit = spec->problem.time_unit;  // the block states its costs in us
   if (!(want == spec->problem)) {
     s.diags.error(DiagKind::Internal, SourceLoc{in.file, 0, 0},
                   "rewriting the cost block would change more than the costs (a bug in schedc; please report it); the "
@@ -191,7 +192,7 @@ void add_profile_command(CLI::App& app, int& rc) {
         rc = s.finish(kInputError);
         return;
       }
-      std::fprintf(stderr, "schedc: wrote the measured cost block into %s (1 unit = 1 us)\n",
+      std::fprintf(stderr, "schedc: wrote the measured cost block into %s\n",
                    s.sources.path(in->file).c_str());
     }
     std::fputs(opts->format == "json" ? json.c_str() : (block + "\n").c_str(), stdout);

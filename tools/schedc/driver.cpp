@@ -18,6 +18,7 @@
 #include "support/input.h"
 #include "support/output.h"
 #include "support/numbers.h"
+#include "support/units.h"
 #include "tools/schedc/interrupt.h"
 
 namespace schedc::driver {
@@ -28,9 +29,13 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// "1" or "1:2:3" (one value per stage or rank).
+// "1" or "1:2:3" (one value per stage or rank), each with an optional unit of `dim` (`12.5ms`);
+// a list is expressed in its finest unit, recorded in `units[field]` (erased when plain).
 ir::PerStage parse_values(const std::string& flag, const std::string& key, const std::string& text, bool allow_none,
-                          std::optional<ir::PerStage>* optional_out) {
+                          std::optional<ir::PerStage>* optional_out, Dimension dim,
+                          std::map<std::string, std::string>& units) {
+  std::string field = flag + "." + key;
+  units.erase(field);
   if (allow_none && text == "none") {
     *optional_out = std::nullopt;
     return {};
@@ -38,15 +43,33 @@ ir::PerStage parse_values(const std::string& flag, const std::string& key, const
   ir::PerStage v;
   std::stringstream ss(text);
   std::string part;
-  std::vector<double> values;
+  std::vector<Quantity> values;
+  const Unit* target = nullptr;
   while (std::getline(ss, part, ':')) {
-    auto x = parse_number(part);
-    if (!x) throw CommandLineError{"--" + flag + ": `" + key + "` needs a number or numbers separated by `:`, got `" + text + "`"};
+    auto x = parse_quantity(part);
+    if (!x) {
+      size_t at = unit_suffix_start(part);
+      if (at != std::string::npos)
+        throw CommandLineError{"--" + flag + ": unknown unit `" + part.substr(at) + "` in `" + part + "`, " +
+                               std::string(to_string(dim)) + " units are " + unit_names(dim)};
+      throw CommandLineError{"--" + flag + ": `" + key + "` needs a number or numbers separated by `:`, got `" + text + "`"};
+    }
+    if (x->unit && x->unit->dim != dim)
+      throw CommandLineError{"--" + flag + ": `" + key + "` is a " + std::string(to_string(dim)) + ", got `" + part +
+                             "` (a " + std::string(to_string(x->unit->dim)) + " unit)"};
+    target = finer_unit(target, x->unit);
     values.push_back(*x);
   }
   if (values.empty()) throw CommandLineError{"--" + flag + ": `" + key + "` needs a value"};
-  if (values.size() == 1) v = ir::PerStage::of(values[0]);
-  else v = ir::PerStage::list(values);
+  std::vector<double> numbers;
+  for (const Quantity& q : values) {
+    if (target && !q.unit && q.value != 0)
+      throw CommandLineError{"--" + flag + ": `" + key + "` mixes plain numbers and units in `" + text + "`"};
+    numbers.push_back(q.unit ? convert(q.value, *q.unit, *target) : q.value);
+  }
+  if (target) units[field] = std::string(target->name);
+  if (numbers.size() == 1) v = ir::PerStage::of(numbers[0]);
+  else v = ir::PerStage::list(numbers);
   if (optional_out) *optional_out = v;
   return v;
 }
@@ -107,7 +130,10 @@ bool ProblemFlags::any() const {
   return pp || vpp || microbatches || direction || placement || backward || cost || memory || objective;
 }
 
-void ProblemFlags::apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const {
+void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
+  ir::Problem& p = spec.problem;
+  std::map<std::string, SourceLoc>& given = spec.given;
+  std::map<std::string, std::string>& units = spec.units;
   std::map<std::string, std::string> set;  // problem field -> the flag that set it
   auto mark = [&](const std::string& field) {
     given[field] = SourceLoc{};
@@ -133,28 +159,40 @@ void ProblemFlags::apply(ir::Problem& p, std::map<std::string, SourceLoc>& given
     p.objective = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`"), mark("objective");
   if (cost)
     for_each_pair("cost", *cost, "F, B, W, comm, FB", [&](const std::string& k, const std::string& v) {
-      if (k == "F") p.cost.F = parse_values("cost", k, v, false, nullptr);
-      else if (k == "B") p.cost.B = parse_values("cost", k, v, false, nullptr);
-      else if (k == "W") p.cost.W = parse_values("cost", k, v, false, nullptr);
-      else if (k == "FB") p.cost.FB = parse_values("cost", k, v, false, nullptr);
+      constexpr Dimension kTime = Dimension::Time;
+      if (k == "F") p.cost.F = parse_values("cost", k, v, false, nullptr, kTime, units);
+      else if (k == "B") p.cost.B = parse_values("cost", k, v, false, nullptr, kTime, units);
+      else if (k == "W") p.cost.W = parse_values("cost", k, v, false, nullptr, kTime, units);
+      else if (k == "FB") p.cost.FB = parse_values("cost", k, v, false, nullptr, kTime, units);
       else if (k == "comm") {
-        auto x = parse_number(v);
-        if (!x) throw CommandLineError{"--cost: `comm` needs a number, got `" + v + "`"};
-        p.cost.comm = *x;
+        ir::PerStage x = parse_values("cost", k, v, false, nullptr, kTime, units);
+        if (!x.is_uniform()) throw CommandLineError{"--cost: `comm` needs one number, got `" + v + "`"};
+        p.cost.comm = x.uniform;
       } else return false;
       mark("cost." + k);
       return true;
     });
   if (memory)
-    for_each_pair("memory", *memory, "F, B, W, cap", [&](const std::string& k, const std::string& v) {
-      if (k == "F") p.memory.F = parse_values("memory", k, v, false, nullptr);
-      else if (k == "B") p.memory.B = parse_values("memory", k, v, false, nullptr);
-      else if (k == "W") p.memory.W = parse_values("memory", k, v, false, nullptr);
-      else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap);
-      else return false;
+    for_each_pair("memory", *memory, "F, B, W, cap, balanced", [&](const std::string& k, const std::string& v) {
+      constexpr Dimension kMemory = Dimension::Memory;
+      if (k == "F") p.memory.F = parse_values("memory", k, v, false, nullptr, kMemory, units);
+      else if (k == "B") p.memory.B = parse_values("memory", k, v, false, nullptr, kMemory, units);
+      else if (k == "W") p.memory.W = parse_values("memory", k, v, false, nullptr, kMemory, units);
+      else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap, kMemory, units);
+      else if (k == "balanced") {
+        if (v != "true" && v != "false")
+          throw CommandLineError{"--memory: `balanced` needs `true` or `false`, got `" + v + "`"};
+        spec.balanced = v == "true";
+      } else return false;
       mark("memory." + k);
       return true;
     });
+  // Units, memory.B/W following memory.F, the balance check: a conflict the flags brought in is
+  // the command line's error.
+  for (const ir::ProblemError& e : frontend::complete_problem(spec, check_balance)) {
+    auto it = set.find(e.field);
+    throw CommandLineError{(it != set.end() ? it->second : std::string("the problem flags")) + ": " + e.message};
+  }
   // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
   // the ranges themselves are validate()'s.
   for (const ir::ProblemError& e : ir::validate(p)) {
@@ -209,6 +247,12 @@ void mark_all_given(Input& in) {
                         "backward", "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F",
                         "memory.B", "memory.W", "memory.cap"})
     in.spec.given.emplace(f, SourceLoc{in.file, 0, 0});
+  // The document's numbers are in its units: flags in other units are converted to the finest.
+  const ir::Problem& p = in.spec.problem;
+  for (const char* f : {"cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB"})
+    if (!p.time_unit.empty()) in.spec.units[f] = p.time_unit;
+  for (const char* f : {"memory.F", "memory.B", "memory.W", "memory.cap"})
+    if (!p.memory_unit.empty()) in.spec.units[f] = p.memory_unit;
 }
 
 void report_problem_errors(Session& s, const Input& in, const std::vector<ir::ProblemError>& errors) {
@@ -239,10 +283,9 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
       mark_all_given(in);
     } else if (ends_with(path, ".csv")) {
       in.kind = Input::Kind::TorchCsv;
-      ir::Problem base;
-      std::map<std::string, SourceLoc> given;
-      flags.apply(base, given);
-      auto sched = codegen::import_torch_csv(s.sources, in.file, base, given, s.diags);
+      frontend::Spec base;
+      flags.apply(base, true);
+      auto sched = codegen::import_torch_csv(s.sources, in.file, base.problem, base.given, s.diags);
       if (!sched) return std::nullopt;
       in.spec.problem = sched->problem;
       in.spec.schedule.kind = frontend::SourceKind::Explicit;
@@ -264,7 +307,10 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
                            " (the ranks and microbatches; the other problem flags have defaults)"};
   }
   if (flags.any() || in.kind == Input::Kind::FlagsOnly) {
-    flags.apply(in.spec.problem, in.spec.given);
+    // A JSON document's memory deltas may be unbalanced (version 1 allowed it); the check applies
+    // to what a spec or a flag states.
+    bool check_balance = in.kind != Input::Kind::ScheduleJson || flags.memory.has_value();
+    flags.apply(in.spec, check_balance);
   }
   return in;
 }
@@ -321,7 +367,7 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   const solver::Infeasibility& why = *r.infeasible;
   SourceLoc at = in.spec.loc_of("memory.cap");
   std::string msg = "no schedule meets the memory cap: " + why.explanation;
-  if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap));
+  if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
   s.diags.error(DiagKind::CapInfeasible, at, msg);
   for (const std::string& field : why.conflicting_fields) {
     if (field == "memory.cap") continue;

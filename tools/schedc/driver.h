@@ -37,9 +37,11 @@ struct ProblemFlags {
 
   void add_to(CLI::App& cmd);
   bool any() const;
-  /// Applies the set flags to `p` and records them in `given`. Throws CommandLineError, naming
-  /// the flag, on a value that cannot be parsed or is out of its range.
-  void apply(ir::Problem& p, std::map<std::string, SourceLoc>& given) const;
+  /// Applies the set flags to `spec.problem`, records them in `spec.given` (and their units), then
+  /// completes the problem (frontend::complete_problem: units, memory defaults, with
+  /// `check_balance` the balance check). Throws CommandLineError, naming the flag, on a value
+  /// that cannot be parsed or is out of its range, and on a unit or balance error.
+  void apply(frontend::Spec& spec, bool check_balance) const;
 };
 
 /// How to get the schedule when the input does not fix it: `--family NAME` or `--solve`.

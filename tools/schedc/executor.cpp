@@ -13,6 +13,7 @@
 #include "codegen/verify_program.h"
 #include "ir/json_io.h"
 #include "schedc_build_config.h"
+#include "support/units.h"
 #include "tools/schedc/interrupt.h"
 #include "tools/schedc/os.h"
 
@@ -116,6 +117,10 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
     *code = kInputError;
     return std::nullopt;
   }
+  // Costs stated in a unit of time run at that speed on the synthetic stage (and its measured
+  // and simulated times compare directly), unless `ms_per_unit` says otherwise.
+  if (const Unit* unit = find_unit(in.spec.problem.time_unit); unit && !in.spec.runtime.find("ms_per_unit"))
+    ex.runtime.ms_per_unit = unit->scale / 1e6;
   if (flags) flags->apply(ex.runtime);
   auto prog = lower_verified(s, in, sched, code);
   if (!prog) return std::nullopt;

@@ -98,7 +98,7 @@ TEST_CASE("sema: enum spellings") {
 }
 
 TEST_CASE("sema: numbers in every notation") {
-  Spec s = SPEC_OF(with_head("cost { F = 1.5e0  B = +2  W = .5  comm = 1e-3 }\nmemory { B = -0.25  W = -25e-2 }"));
+  Spec s = SPEC_OF(with_head("cost { F = 1.5e0  B = +2  W = .5  comm = 1e-3 }\nmemory { F = 5e-1  B = -0.25  W = -25e-2 }"));
   CHECK(s.problem.cost.F.uniform == 1.5);
   CHECK(s.problem.cost.B.uniform == 2);
   CHECK(s.problem.cost.W.uniform == 0.5);

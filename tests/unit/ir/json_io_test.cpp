@@ -56,6 +56,23 @@ TEST_CASE("round trip with every problem feature") {
   CHECK(write_schedule_json(*back, nullptr) == first);
 }
 
+TEST_CASE("units make a version 2 document; without them it stays version 1") {
+  Problem p = test::problem(1, 1, BackwardMode::Split, 1, 1, 0);
+  Schedule s;
+  s.problem = p;
+  s.ranks = {test::order("F0.s0 B0.s0 W0.s0")};
+  CHECK(write_schedule_json(s, nullptr).find("\"version\": 1,") != std::string::npos);
+  s.problem.time_unit = "us";
+  s.problem.memory_unit = "MiB";
+  std::string text = write_schedule_json(s, nullptr);
+  CHECK(text.find("\"version\": 2,") != std::string::npos);
+  CHECK(text.find("\"units\": {\"time\": \"us\", \"memory\": \"MiB\"}") != std::string::npos);
+  auto back = read(text);
+  REQUIRE(back.has_value());
+  CHECK(back->problem == s.problem);
+  CHECK(write_schedule_json(*back, nullptr) == text);
+}
+
 TEST_CASE("reader errors carry the JSON path and the location") {
   const std::string base =
       R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1}, "ranks": [["F0.s0", "B0.s0", "W0.s0"]]})";
@@ -67,7 +84,22 @@ TEST_CASE("reader errors carry the JSON path and the location") {
   };
   CHECK(errors_of(with("\"ranks\": 1", "\"ranks\": 0")).find("t.json:1:66: error: at /problem/ranks: `ranks` must be in 1..1024, got `0` [out-of-range]") != std::string::npos);
   CHECK(errors_of(with("\"B0.s0\"", "\"X0.s0\"")).find("at /ranks/0/1: bad action token `X0.s0`") != std::string::npos);
-  CHECK(errors_of(with("\"version\": 1", "\"version\": 2")).find("[bad-format]") != std::string::npos);
+  CHECK(errors_of(with("\"version\": 1", "\"version\": 3")).find("[bad-format]") != std::string::npos);
+  // `units` came with version 2: a version 1 document with them is not one earlier readers read.
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"units\": {\"time\": \"ms\"}")).find("`units` needs version 2 of the format") != std::string::npos);
+  std::string v2 = with("\"version\": 1", "\"version\": 2");
+  CHECK(read(v2).has_value());
+  auto with_units = [&](const std::string& units) {
+    std::string t = v2;
+    t.replace(t.find("\"microbatches\": 1"), 17, "\"microbatches\": 1, \"units\": " + units);
+    return t;
+  };
+  auto s = read(with_units(R"({"time": "ms", "memory": "GiB"})"));
+  REQUIRE(s.has_value());
+  CHECK(s->problem.time_unit == "ms");
+  CHECK(s->problem.memory_unit == "GiB");
+  CHECK(errors_of(with_units(R"({"time": "GiB"})")).find("unknown time unit `GiB`, expected one of ns, us, ms, s [bad-unit]") != std::string::npos);
+  CHECK(errors_of(with_units(R"({"length": "m"})")).find("unknown key `length`") != std::string::npos);
   CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"pp\": 4")).find("at /problem/pp: unknown key `pp`") != std::string::npos);
   CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"microbatches\": 2")).find("duplicate key `microbatches` [duplicate-key]") != std::string::npos);
   CHECK(errors_of(base.substr(0, 40)).find("[bad-json]") != std::string::npos);

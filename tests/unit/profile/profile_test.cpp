@@ -65,11 +65,11 @@ profile::Measured measured() {
 
 const char* const kBlock =
     "cost {\n"
-    "  # measured by `schedc profile` on threads, mlp fp64 (hidden 64, layers 2, batch 8); 1 unit = 1 us\n"
-    "  F = 101\n"
-    "  B = [150, 201, 203, 260]\n"
-    "  W = 98.8\n"
-    "  comm = 12.3\n"
+    "  # measured by `schedc profile` on threads, mlp fp64 (hidden 64, layers 2, batch 8)\n"
+    "  F = 101us\n"
+    "  B = [150us, 201us, 203us, 260us]\n"
+    "  W = 98.8us\n"
+    "  comm = 12.3us\n"
     "}";
 
 }  // namespace
@@ -99,7 +99,13 @@ TEST_CASE("the measurements become a cost block: one number when the stages agre
   m.FB = {300, 300, 300, 300};
   std::string block = profile::format_cost_block(m);
   CHECK(block.find("comm") == std::string::npos);
-  CHECK(block.find("  FB = 300\n") != std::string::npos);
+  CHECK(block.find("  FB = 300us\n") != std::string::npos);
+  // The block states its unit: a spec holding it is in microseconds.
+  auto spec = parse("ranks = 4\nmicrobatches = 8\n" + std::string(kBlock) + "\n");
+  REQUIRE(spec);
+  CHECK(spec->problem.time_unit == "us");
+  CHECK(spec->problem.cost.F == ir::PerStage::of(101));
+  CHECK(spec->problem.cost.comm == 12.3);
   CHECK(profile::round3(1234.5) == 1230);
   CHECK(profile::round3(0.012345) == 0.0123);
   CHECK(profile::round3(0) == 0);
