@@ -128,7 +128,11 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const std::map<st
           given, units, p.time_unit, errors);
   ir::MemoryModel& m = p.memory;
   resolve(Dimension::Memory,
-          {{"memory.F", &m.F}, {"memory.B", &m.B}, {"memory.W", &m.W}, {"memory.cap", m.cap ? &*m.cap : nullptr}},
+          {{"memory.F", &m.F},
+           {"memory.B", &m.B},
+           {"memory.W", &m.W},
+           {"memory.cap", m.cap ? &*m.cap : nullptr},
+           {"memory.static", &m.static_memory}},
           given, units, p.memory_unit, errors);
   if (expect) convert_expectations(*expect, p, errors);
   if (!errors.empty()) return errors;

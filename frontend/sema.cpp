@@ -47,7 +47,7 @@ constexpr std::array<Alias, 21> kTopAliases = {{
 }};
 
 constexpr std::array<std::string_view, 5> kCostKeys = {"F", "B", "W", "comm", "FB"};
-constexpr std::array<std::string_view, 5> kMemoryKeys = {"F", "B", "W", "cap", "balanced"};
+constexpr std::array<std::string_view, 6> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced"};
 
 class Checker {
  public:
@@ -269,6 +269,7 @@ class Checker {
       if (e->key.text == "F") per_stage(*e, field, "stage", p_.memory.F, kMemory);
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.memory.B, kMemory);
       else if (e->key.text == "W") per_stage(*e, field, "stage", p_.memory.W, kMemory);
+      else if (e->key.text == "static") per_stage(*e, field, "stage", p_.memory.static_memory, kMemory);
       else if (e->key.text == "balanced") balanced(*e);
       else if (e->value.is(Value::Kind::Word) && e->value.text == "none") {
         p_.memory.cap.reset();

@@ -48,6 +48,7 @@ ojson problem_object(const Problem& p) {
   mem["B"] = per_stage(p.memory.B);
   mem["W"] = per_stage(p.memory.W);
   mem["cap"] = p.memory.cap ? per_stage(*p.memory.cap) : ojson(nullptr);
+  if (p.has_static_memory()) mem["static"] = per_stage(p.memory.static_memory);
   j["memory"] = mem;
   j["objective"] = to_string(p.objective);
   if (!p.time_unit.empty() || !p.memory_unit.empty()) {
@@ -253,7 +254,7 @@ class Reader {
       if (c.contains("FB") && !c["FB"].is_null())
         if (auto v = per_stage(c["FB"], cp + "FB")) p.cost.FB = *v;
     }
-    if (j.contains("memory") && expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap"})) {
+    if (j.contains("memory") && expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap", "static"})) {
       const ojson& m = j["memory"];
       std::string mp = ptr + "/memory/";
       for (auto [key, slot] : {std::pair{"F", &p.memory.F}, {"B", &p.memory.B}, {"W", &p.memory.W}})
@@ -261,6 +262,13 @@ class Reader {
           if (auto v = per_stage(m[key], mp + key)) *slot = *v;
       if (m.contains("cap") && !m["cap"].is_null())
         if (auto v = per_stage(m["cap"], mp + "cap")) p.memory.cap = *v;
+      if (m.contains("static")) {
+        if (version_ < 2)
+          error(mp + "static", DiagKind::BadFormatVersion,
+                "`static` needs version 2 of the format, the document says version 1");
+        else if (auto v = per_stage(m["static"], mp + "static"))
+          p.memory.static_memory = *v;
+      }
     }
     if (j.contains("units")) units(j["units"], ptr + "/units", p);
     if (found_ != errors) return std::nullopt;
@@ -447,9 +455,9 @@ std::string metrics_json(const Metrics& m) { return compact(metrics_object(m)); 
 std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
-  // Version 2 adds the problem's `units`; a problem without units is written as version 1, byte
-  // for byte what earlier releases wrote and read.
-  bool v2 = !s.problem.time_unit.empty() || !s.problem.memory_unit.empty();
+  // Version 2 adds the problem's `units` and `memory.static`; a problem without either is written
+  // as version 1, byte for byte what earlier releases wrote and read.
+  bool v2 = !s.problem.time_unit.empty() || !s.problem.memory_unit.empty() || s.problem.has_static_memory();
   out += v2 ? "  \"version\": 2,\n" : "  \"version\": 1,\n";
   out += "  \"problem\": " + problem_json(s.problem) + ",\n";
   out += "  \"ranks\": [";

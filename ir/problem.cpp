@@ -85,9 +85,31 @@ RankId Problem::rank_of(int32_t dir, StageId stage) const {
   return RankId(r);
 }
 
-std::optional<double> Problem::cap_of(RankId rank) const {
+std::optional<double> Problem::stated_cap_of(RankId rank) const {
   if (!memory.cap) return std::nullopt;
   return memory.cap->at(rank.index());
+}
+
+bool Problem::has_static_memory() const {
+  const PerStage& v = memory.static_memory;
+  if (v.is_uniform()) return v.uniform != 0;
+  return std::any_of(v.values.begin(), v.values.end(), [](double x) { return x != 0; });
+}
+
+double Problem::static_of(RankId rank) const {
+  if (!has_static_memory()) return 0;
+  const PerStage& v = memory.static_memory;
+  if (!v.is_uniform() && v.values.size() != static_cast<size_t>(num_stages())) return 0;  // validate() reports it
+  double sum = 0;
+  for (int32_t d = 0; d < num_directions(); ++d)
+    for (int32_t s = 0; s < num_stages(); ++s)
+      if (rank_of(d, StageId(s)) == rank) sum += v.at(static_cast<size_t>(s));
+  return sum;
+}
+
+std::optional<double> Problem::cap_of(RankId rank) const {
+  if (!memory.cap) return std::nullopt;
+  return memory.cap->at(rank.index()) - static_of(rank);
 }
 
 namespace {
@@ -143,7 +165,8 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
                        format_number(1.0 / static_cast<double>(tscale)) + ", more than " +
                        format_number(static_cast<double>(limit / tscale)) + "; use a coarser unit or fewer decimals"});
   for (int32_t r = 0; r < p.ranks; ++r) {
-    long double sum = memory[static_cast<size_t>(r)] + (p.cap_of(RankId(r)) ? static_cast<long double>(*p.cap_of(RankId(r))) : 0.0L);
+    auto cap = p.stated_cap_of(RankId(r));
+    long double sum = memory[static_cast<size_t>(r)] + (cap ? static_cast<long double>(*cap) : 0.0L) + p.static_of(RankId(r));
     if (sum * mscale <= limit) continue;
     out.push_back({"memory.F", DiagKind::OutOfRange,
                    "the memory values are too large for exact accounting: rank " + std::to_string(r) +
@@ -227,7 +250,18 @@ std::vector<ProblemError> validate(const Problem& p) {
   check_per_stage(p.memory.B, stages, "stage", "memory.B", false, out);
   check_per_stage(p.memory.W, stages, "stage", "memory.W", false, out);
   if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", "memory.cap", true, out);
+  check_per_stage(p.memory.static_memory, stages, "stage", "memory.static", true, out);
   if (out.empty()) check_fixed_point_sums(p, out);
+  if (out.empty() && p.memory.cap && p.has_static_memory())
+    for (int32_t r = 0; r < p.ranks; ++r) {
+      double stat = p.static_of(RankId(r)), cap = *p.stated_cap_of(RankId(r));
+      if (stat <= cap) continue;
+      out.push_back({"memory.static", DiagKind::CapInfeasible,
+                     "rank " + std::to_string(r) + "'s static memory (" + format_number(stat) +
+                         ", `memory.static` of the stages it holds) is above its cap of " + format_number(cap) +
+                         ": no schedule fits, whatever its activations"});
+      break;
+    }
   return out;
 }
 

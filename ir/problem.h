@@ -63,6 +63,9 @@ struct MemoryModel {
   PerStage B = PerStage::of(-0.5);
   PerStage W = PerStage::of(-0.5);
   std::optional<PerStage> cap;  // per rank when not uniform; none = unlimited
+  /// `static`: what a stage holds for the whole step (weights, gradients, optimizer state),
+  /// counted against the cap on every rank that holds the stage (once per direction placing it).
+  PerStage static_memory = PerStage::of(0);
   bool operator==(const MemoryModel&) const = default;
 };
 
@@ -92,8 +95,15 @@ struct Problem {
   /// The rank that runs `stage` for microbatches of `direction` (DESIGN section 3 placements).
   RankId rank_of(int32_t direction, StageId stage) const;
   RankId rank_of(MbId mb, StageId stage) const { return rank_of(direction_of(mb), stage); }
-  /// The memory cap of a rank, or nullopt when unlimited.
+  /// The activation memory a rank may hold: its cap less its static memory, or nullopt when
+  /// unlimited. Every schedule-level memory check (verify, simulate's peaks, the solver, the
+  /// families, the lowering) counts activations from 0 against this.
   std::optional<double> cap_of(RankId rank) const;
+  /// The cap as stated (the device's memory), or nullopt when unlimited.
+  std::optional<double> stated_cap_of(RankId rank) const;
+  /// The static memory a rank holds: `memory.static` of every stage placed on it, per direction.
+  double static_of(RankId rank) const;
+  bool has_static_memory() const;
 };
 
 /// One semantic error in a problem, located by the field it concerns ("stages_per_rank",

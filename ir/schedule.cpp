@@ -95,6 +95,7 @@ int64_t memory_scale(const Problem& p) {
   append(v, p.memory.B);
   append(v, p.memory.W);
   if (p.memory.cap) append(v, *p.memory.cap);
+  append(v, p.memory.static_memory);
   return exact_scale(v);
 }
 

@@ -147,6 +147,10 @@ SimResult simulate(const Schedule& s) {
   m.span_bubble_rate =
       max_span == 0 ? 0.0 : static_cast<double>(max_span - max_busy) / static_cast<double>(max_span);
   m.peak_memory = peak_memory(s);
+  // What the device holds: the activations' peak and the stages' static memory beside it.
+  if (p.has_static_memory())
+    for (int32_t r = 0; r < p.ranks && static_cast<size_t>(r) < m.peak_memory.size(); ++r)
+      m.peak_memory[static_cast<size_t>(r)] += p.static_of(RankId(r));
   result.timeline = std::move(tl);
   return result;
 }

@@ -245,10 +245,13 @@ class Verifier {
       for (int32_t i = 0; i < static_cast<int32_t>(order.size()); ++i) {
         cur += to_fixed(memory_delta(p_, order[static_cast<size_t>(i)]), scale);
         if (cur <= limit) continue;
+        // In the device's terms: the activations held and the stages' static memory beside them.
+        double stat = p_.static_of(RankId(r));
+        std::string held = format_number(static_cast<double>(cur) / scale + stat) +
+                           (stat > 0 ? " (" + format_number(stat) + " of it static)" : "");
         add(DiagKind::MemoryCap, r, i, order[static_cast<size_t>(i)],
-            "rank " + std::to_string(r) + " holds " + format_number(static_cast<double>(cur) / scale) + " after " +
-                tok(order[static_cast<size_t>(i)]) + " (position " + std::to_string(i) + "), above its cap of " +
-                format_number(*cap));
+            "rank " + std::to_string(r) + " holds " + held + " after " + tok(order[static_cast<size_t>(i)]) +
+                " (position " + std::to_string(i) + "), above its cap of " + format_number(*p_.stated_cap_of(RankId(r))));
         break;
       }
     }

@@ -194,6 +194,10 @@ bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
   if (!p.memory.cap) return true;
   std::vector<double> peaks = ir::peak_memory(s);
   const int64_t scale = ir::memory_scale(p);
+  // Compared as activations against the cap less static memory; reported as the device holds them.
+  std::vector<double> held = peaks;
+  for (int32_t r = 0; r < p.ranks && static_cast<size_t>(r) < held.size(); ++r)
+    held[static_cast<size_t>(r)] += p.static_of(ir::RankId(r));
   int32_t worst = -1;
   for (int32_t r = 0; r < p.ranks; ++r)
     if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale) &&
@@ -203,18 +207,18 @@ bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
   // In the spec's spelling, units included (`8.4GiB`), so that the value can be pasted back.
   auto mem = [&](double v) { return format_number(v) + p.memory_unit; };
   if (p.memory.cap->is_uniform()) {
-    size_t top = static_cast<size_t>(std::max_element(peaks.begin(), peaks.end()) - peaks.begin());
+    size_t top = static_cast<size_t>(std::max_element(held.begin(), held.end()) - held.begin());
     cx.diags.error(DiagKind::CapInfeasible, cx.loc,
-                   "family " + backtick(cx.name) + " needs a memory cap of at least " + backtick(mem(peaks[top])) +
+                   "family " + backtick(cx.name) + " needs a memory cap of at least " + backtick(mem(held[top])) +
                        " (the peak of rank " + std::to_string(top) + "), got " + backtick(mem(p.memory.cap->uniform)));
     return false;
   }
   std::string all;
-  for (size_t r = 0; r < peaks.size(); ++r) all += (r ? ":" : "") + mem(peaks[r]);
+  for (size_t r = 0; r < held.size(); ++r) all += (r ? ":" : "") + mem(held[r]);
   cx.diags.error(DiagKind::CapInfeasible, cx.loc,
-                 "family " + backtick(cx.name) + " peaks at " + backtick(mem(peaks[static_cast<size_t>(worst)])) +
+                 "family " + backtick(cx.name) + " peaks at " + backtick(mem(held[static_cast<size_t>(worst)])) +
                      " on rank " + std::to_string(worst) + ", above its cap of " +
-                     backtick(mem(*p.cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
+                     backtick(mem(*p.stated_cap_of(ir::RankId(worst)))) + "; it needs per-rank caps of at least " +
                      backtick(all));
   return false;
 }

@@ -128,7 +128,9 @@ std::optional<Infeasibility> explain_cap(const ir::Problem& p) {
   ir::Schedule seq = sequential_schedule(p);
   std::vector<double> seq_peak = ir::peak_memory(seq);
   for (int32_t r = 0; r < p.ranks; ++r) {
-    smallest = std::max(smallest, seq_peak[static_cast<size_t>(r)]);
+    // Caps are stated with the stages' static memory beside the activations.
+    double stat = p.static_of(ir::RankId(r));
+    smallest = std::max(smallest, seq_peak[static_cast<size_t>(r)] + stat);
     double cap = *p.cap_of(ir::RankId(r));
     for (int32_t d = 0; d < p.num_directions(); ++d) {
       double need = forward_hold(p, r, d);
@@ -136,13 +138,14 @@ std::optional<Infeasibility> explain_cap(const ir::Problem& p) {
       if (worst && need - cap <= worst->needed - worst->cap) continue;
       Infeasibility inf;
       inf.rank = r;
-      inf.cap = cap;
-      inf.needed = need;
+      inf.cap = cap + stat;  // stated, as the spec wrote it
+      inf.needed = need + stat;
       std::string error;
       inf.conflicting_fields = unsat_core_fields(p, r, d, &error);
       inf.explanation = "rank " + std::to_string(r) + " must hold the activations of one microbatch on all its stages (" +
                         format_number(need) + ") before that microbatch's first backward, above its cap of " +
-                        format_number(cap);
+                        format_number(cap + stat) +
+                        (stat > 0 ? " less its static memory (" + format_number(stat) + ")" : std::string());
       if (!error.empty()) inf.explanation += " (Z3 could not name the conflicting lines: " + error + ")";
       worst = inf;
     }

@@ -135,6 +135,8 @@ class Z3Interrupter {
   std::thread thread_;
 };
 
+}  // namespace
+
 // Tighter versions of p's caps for the constructive phase, nearest first: every rank's cap rounded
 // down to the grid of h (half of the most activations one microbatch leaves on a rank), then one
 // step of h lower each, at most kLadderLevels of them, while every cap stays positive.
@@ -163,14 +165,19 @@ std::vector<ir::Problem> cap_ladder(const ir::Problem& p) {
   for (int k = 0; k < kLadderLevels; ++k) {
     if (*std::min_element(caps.begin(), caps.end()) <= 1e-9) break;
     ir::Problem q = p;
-    bool uniform = std::all_of(caps.begin(), caps.end(), [&](double c) { return c == caps[0]; });
-    q.memory.cap = uniform ? ir::PerStage::of(caps[0]) : ir::PerStage::list(caps);
+    // The levels are activation caps; the problem states caps with the static memory beside them.
+    std::vector<double> stated = caps;
+    for (int32_t r = 0; r < p.ranks; ++r) stated[static_cast<size_t>(r)] += p.static_of(ir::RankId(r));
+    bool uniform = std::all_of(stated.begin(), stated.end(), [&](double c) { return c == stated[0]; });
+    q.memory.cap = uniform ? ir::PerStage::of(stated[0]) : ir::PerStage::list(stated);
     if (!ir::validate(q).empty()) break;
     out.push_back(std::move(q));
     for (double& c : caps) c -= h;
   }
   return out;
 }
+
+namespace {
 
 struct Candidate {
   ir::Schedule schedule;

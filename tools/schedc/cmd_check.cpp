@@ -16,7 +16,11 @@ std::string check_text(const std::string& path, const ir::Problem& p) {
   std::ostringstream os;
   os << path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, " << p.microbatches
      << " microbatches, " << ir::to_string(p.direction) << ", " << ir::to_string(p.placement) << ", backward "
-     << ir::to_string(p.backward) << "\n";
+     << ir::to_string(p.backward);
+  if (!p.time_unit.empty()) os << ", times in " << p.time_unit;
+  if (!p.memory_unit.empty()) os << ", memory in " << p.memory_unit;
+  if (p.has_static_memory()) os << ", static memory";
+  os << "\n";
   return os.str();
 }
 

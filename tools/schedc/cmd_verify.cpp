@@ -148,8 +148,10 @@ std::string verdict_text(const std::string& path, const Input& in, const ir::Sch
   double peak = 0;
   for (double v : m.peak_memory) peak = std::max(peak, v);
   std::ostringstream os;
+  const ir::Problem& p = sched.problem;
+  std::string t = p.time_unit.empty() ? "" : " " + p.time_unit, mem = p.memory_unit.empty() ? "" : " " + p.memory_unit;
   os << path << ": ok: valid schedule, " << sched.num_actions() << " actions, makespan " << format_number(m.makespan)
-     << ", peak memory " << format_number(peak);
+     << t << ", peak memory " << format_number(peak) << mem;
   if (!in.spec.expect.empty())
     os << "; " << in.spec.expect.size() << (in.spec.expect.size() == 1 ? " expectation holds" : " expectations hold");
   os << "\n";

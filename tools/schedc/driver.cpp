@@ -121,8 +121,8 @@ void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--direction", direction, "single | bidirectional")->group("Problem");
   cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
   cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
-  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2")->group("Problem");
-  cmd.add_option("--memory", memory, "F=1,B=-0.5,W=-0.5[,cap=x|none]; per-rank cap as 4:4:3:3")->group("Problem");
+  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2; units as F=12.5ms")->group("Problem");
+  cmd.add_option("--memory", memory, "F=1[,B=x,W=x,cap=x|none,static=x,balanced=false]; per-rank cap as 4:4:3:3; units as F=1.2GiB")->group("Problem");
   cmd.add_option("--objective", objective, "makespan | max-span")->group("Problem");
 }
 
@@ -173,12 +173,13 @@ void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
       return true;
     });
   if (memory)
-    for_each_pair("memory", *memory, "F, B, W, cap, balanced", [&](const std::string& k, const std::string& v) {
+    for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", [&](const std::string& k, const std::string& v) {
       constexpr Dimension kMemory = Dimension::Memory;
       if (k == "F") p.memory.F = parse_values("memory", k, v, false, nullptr, kMemory, units);
       else if (k == "B") p.memory.B = parse_values("memory", k, v, false, nullptr, kMemory, units);
       else if (k == "W") p.memory.W = parse_values("memory", k, v, false, nullptr, kMemory, units);
       else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap, kMemory, units);
+      else if (k == "static") p.memory.static_memory = parse_values("memory", k, v, false, nullptr, kMemory, units);
       else if (k == "balanced") {
         if (v != "true" && v != "false")
           throw CommandLineError{"--memory: `balanced` needs `true` or `false`, got `" + v + "`"};
@@ -245,13 +246,13 @@ namespace {
 void mark_all_given(Input& in) {
   for (const char* f : {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
                         "backward", "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F",
-                        "memory.B", "memory.W", "memory.cap"})
+                        "memory.B", "memory.W", "memory.cap", "memory.static"})
     in.spec.given.emplace(f, SourceLoc{in.file, 0, 0});
   // The document's numbers are in its units: flags in other units are converted to the finest.
   const ir::Problem& p = in.spec.problem;
   for (const char* f : {"cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB"})
     if (!p.time_unit.empty()) in.spec.units[f] = p.time_unit;
-  for (const char* f : {"memory.F", "memory.B", "memory.W", "memory.cap"})
+  for (const char* f : {"memory.F", "memory.B", "memory.W", "memory.cap", "memory.static"})
     if (!p.memory_unit.empty()) in.spec.units[f] = p.memory_unit;
 }
 

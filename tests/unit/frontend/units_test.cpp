@@ -122,6 +122,18 @@ TEST_CASE("units: errors") {
               3, 33);
 }
 
+TEST_CASE("memory: static memory per stage, with units, counted against the cap") {
+  Spec s = SPEC_OF(HEAD "memory { F = 1GiB  static = [18GiB, 20GiB]  cap = 60GiB }");
+  CHECK(s.problem.memory_unit == "GiB");
+  CHECK(s.problem.memory.static_memory == ir::PerStage::list({18, 20}));
+  CHECK(s.is_given("memory.static"));
+  CHECK(*s.problem.cap_of(ir::RankId(1)) == 40);
+  check_error(HEAD "memory { static = 8  cap = 6 }", DiagKind::CapInfeasible,
+              "rank 0's static memory (8, `memory.static` of the stages it holds) is above its cap of 6: no schedule "
+              "fits, whatever its activations",
+              3, 19);
+}
+
 TEST_CASE("memory: B and W follow F unless given, and must balance") {
   CHECK(SPEC_OF(HEAD "memory { F = 5 }").problem.memory.B == ir::PerStage::of(-2.5));
   CHECK(SPEC_OF(HEAD "memory { F = 5 }").problem.memory.W == ir::PerStage::of(-2.5));

@@ -482,3 +482,53 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
   MESSAGE(compared << " runs compared (" << capped << " capped problems, " << stuck << " stuck runs)");
   CHECK(compared > 1000);
 }
+
+TEST_CASE("static memory is the cap less it: the same schedules as the activation cap alone") {
+  // Uniform static memory per rank (1.5 a stage): a cap of c + static must give exactly the
+  // orders a cap of c gives without it, in every family and in a deterministic solve, so no
+  // engine may read the stated cap where it means the activations' room.
+  for (auto [vpp, placement] : {std::pair{1, PlacementKind::Looped}, std::pair{2, PlacementKind::VShape}}) {
+    Problem plain = grid_problem(4, 8, vpp, true, 0);
+    plain.placement = placement;
+    plain.memory.cap = PerStage::of(4.5);
+    Problem with = plain;
+    with.memory.static_memory = PerStage::of(1.5);
+    double stat = with.static_of(RankId(0));
+    CHECK(stat == 1.5 * vpp);
+    with.memory.cap = PerStage::of(4.5 + stat);
+    for (const auto& f : solver::families()) {
+      Diagnostics d1, d2;
+      auto a = solver::generate_family(f.name, plain, {}, SourceLoc{}, d1);
+      auto b = solver::generate_family(f.name, with, {}, SourceLoc{}, d2);
+      INFO(f.name << " vpp " << vpp);
+      REQUIRE(a.has_value() == b.has_value());
+      if (a) CHECK(a->ranks == b->ranks);
+    }
+    auto a = solve_deterministic(plain, 2);
+    auto b = solve_deterministic(with, 2);
+    REQUIRE(a.schedule);
+    REQUIRE(b.schedule);
+    CHECK(a.schedule->ranks == b.schedule->ranks);
+    CHECK(a.objective == b.objective);
+    CHECK(a.lower_bound == b.lower_bound);
+    SimResult sa = simulate(*a.schedule), sb = simulate(*b.schedule);
+    for (size_t r = 0; r < 4; ++r)
+      CHECK(sb.timeline->metrics.peak_memory[r] == sa.timeline->metrics.peak_memory[r] + stat);
+  }
+}
+
+TEST_CASE("the cap ladder steps the activations' room, static memory beside it") {
+  Problem plain = grid_problem(4, 8, 2, true, 0);
+  plain.memory.cap = PerStage::of(6);
+  Problem with = plain;
+  with.memory.static_memory = PerStage::list({1, 2, 3, 4, 1, 2, 3, 4});  // V-shape: rank r holds r and 7 - r: 5 each
+  with.memory.cap = PerStage::of(11);
+  auto a = solver::cap_ladder(plain), b = solver::cap_ladder(with);
+  REQUIRE(!a.empty());
+  REQUIRE(a.size() == b.size());
+  for (size_t k = 0; k < a.size(); ++k)
+    for (int32_t r = 0; r < 4; ++r) {
+      CHECK(*b[k].cap_of(RankId(r)) == *a[k].cap_of(RankId(r)));
+      CHECK(*b[k].stated_cap_of(RankId(r)) == *a[k].cap_of(RankId(r)) + 5);
+    }
+}
