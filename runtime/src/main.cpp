@@ -1,17 +1,20 @@
 // schedrt::main: the command line of every generated executor.
 
-#include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <string>
-
 #include "backends/backends.h"
 #include "backends/cuda/cuda.h"
 #include "profile.h"
 #include "run_internal.h"
 #include "schedrt/program.h"
 #include "schedrt/run.h"
+#include "schedrt/stage.h"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace schedrt {
 namespace {
@@ -19,23 +22,6 @@ namespace {
 struct UsageError {
   std::string message;
 };
-
-const char* const kUsage =
-    "usage: %s [options]\n"
-    "  --backend threads|mpi|cuda  one thread per rank (default), one MPI process per rank (mpirun -np P),\n"
-    "                           or CUDA streams + NCCL (see docs/runtime.md for its launch modes)\n"
-    "  --stage mlp|synthetic|noop  real math, the cost model's durations, or nothing (executor overhead)\n"
-    "  --dtype fp64|fp32|bf16   mlp precision (bf16: cuda only)\n"
-    "  --hidden N --layers N --batch N --seed N   mlp sizes and seed\n"
-    "  --ms-per-unit X          synthetic: milliseconds per cost unit\n"
-    "  --steps N                steps to run (the last one is reported and traced)\n"
-    "  --check                  compare loss and gradients with a sequential run of the same model\n"
-    "  --format text|json       the report's format (stdout)\n"
-    "  --trace FILE             write the measured timeline (Perfetto / Chrome trace JSON)\n"
-    "  --timeout S              a wait longer than this fails with a report (watchdog)\n"
-    "  --interpret              run the program's op tables instead of the generated code\n"
-    "  --profile FILE           time each stage's F, B, W and the transfers instead, JSON to FILE\n"
-    "  --fault drop-send=R|throw=R   testing only: lose rank R's first send, or fail rank R\n";
 
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
   int64_t x = 0;
@@ -65,44 +51,93 @@ std::string one_of(const std::string& flag, const std::string& v, std::initializ
   throw UsageError{flag + " needs one of " + list + ", got `" + v + "`"};
 }
 
-RunOptions parse(int argc, char** argv, const ProgramInfo& info, bool* help) {
-  RunOptions o = default_options(info);
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError{a + " needs a value"};
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") *help = true;
-    else if (a == "--backend") o.backend = one_of(a, value(), {"threads", "mpi", "cuda"});
-    else if (a == "--stage") o.stage = one_of(a, value(), {"mlp", "synthetic", "noop"});
-    else if (a == "--dtype") o.dtype = one_of(a, value(), {"fp64", "fp32", "bf16"});
-    else if (a == "--hidden") o.hidden = static_cast<int32_t>(parse_int(a, value(), 1, 4096));
-    else if (a == "--layers") o.layers = static_cast<int32_t>(parse_int(a, value(), 1, 64));
-    else if (a == "--batch") o.batch = static_cast<int32_t>(parse_int(a, value(), 1, 4096));
-    else if (a == "--seed") o.seed = static_cast<uint64_t>(parse_int(a, value(), 0, INT64_MAX));
-    else if (a == "--ms-per-unit") o.ms_per_unit = parse_double(a, value(), 0, 1e5);
-    else if (a == "--timeout") o.timeout_s = parse_double(a, value(), 0.001, 1e6);
-    else if (a == "--steps") o.steps = static_cast<int32_t>(parse_int(a, value(), 1, 1000000));
-    else if (a == "--check") o.check = true;
-    else if (a == "--interpret") o.interpret = true;
-    else if (a == "--profile") o.profile_path = value();
-    else if (a == "--format") o.format = one_of(a, value(), {"text", "json"});
-    else if (a == "--trace") o.trace_path = value();
-    else if (a == "--fault") {
-      o.fault = value();
+// `mlp`, or `mlp`, `x` and `y`: the stages --check can compare with a sequential run.
+std::string reference_stages() {
+  std::vector<std::string> names;
+  for (StageKind k : kStageKinds)
+    if (has_sequential_reference(k)) names.push_back("`" + to_string(k) + "`");
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
+// The flags' values as written: CLI11 splits the command line (`--hidden 32` and `--hidden=32`
+// alike, the last of a repeated flag wins), and the values are converted and range-checked here,
+// with the messages of parse_int and friends.
+struct Flags {
+  std::string backend, stage, dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, format, trace, profile, fault;
+  bool check = false, interpret = false;
+};
+
+// Parses argv into `o` (the program's defaults on entry). Returns -1 to go on running, else the
+// exit code: 0 after printing --help, 2 after reporting a bad command line.
+int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
+  CLI::App app{"A pipeline-parallel training step generated by schedc; the flags override the spec's runtime block.",
+               argc > 0 ? argv[0] : "executor"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.allow_extras();  // reported below, as `unknown option`
+  Flags f;
+  app.add_option("--backend", f.backend,
+                 "threads | mpi | cuda: one thread per rank (default), one MPI process per rank (mpirun -np P), or CUDA "
+                 "streams + NCCL (see docs/runtime.md for its launch modes)")->type_name("NAME");
+  app.add_option("--stage", f.stage, "mlp | synthetic | noop: real math, the cost model's durations, or nothing (executor overhead)")->type_name("NAME");
+  app.add_option("--dtype", f.dtype, "fp64 | fp32 | bf16: mlp precision (bf16: cuda only)")->type_name("NAME");
+  app.add_option("--hidden", f.hidden, "mlp width h of Linear(h, h), 1..4096")->type_name("N");
+  app.add_option("--layers", f.layers, "mlp layers per stage, 1..64")->type_name("N");
+  app.add_option("--batch", f.batch, "mlp rows per microbatch, 1..4096")->type_name("N");
+  app.add_option("--seed", f.seed, "weights, inputs and targets, >= 0")->type_name("N");
+  app.add_option("--ms-per-unit", f.ms_per_unit, "synthetic: milliseconds per cost unit")->type_name("X");
+  app.add_option("--steps", f.steps, "steps to run (the last one is reported and traced)")->type_name("N");
+  app.add_flag("--check", f.check, "compare loss and gradients with a sequential run of the same model (mlp)");
+  app.add_option("--format", f.format, "text | json: the report's format (stdout)")->type_name("NAME");
+  app.add_option("--trace", f.trace, "write the measured timeline (Perfetto / Chrome trace JSON) to this file")->type_name("FILE");
+  app.add_option("--timeout", f.timeout, "a wait longer than this many seconds fails with a report (watchdog)")->type_name("S");
+  app.add_flag("--interpret", f.interpret, "run the program's op tables instead of the generated code");
+  app.add_option("--profile", f.profile, "time each stage's F, B, W and the transfers instead, JSON to this file")->type_name("FILE");
+  app.add_option("--fault", f.fault, "testing only: drop-send=R (lose rank R's first send) or throw=R (fail rank R)")->type_name("KIND=R");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "schedrt: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if (!app.remaining().empty()) throw UsageError{"unknown option `" + app.remaining().front() + "` (see --help)"};
+    auto given = [&](const char* flag) { return app.get_option(flag)->count() > 0; };
+    if (given("--backend")) o.backend = one_of("--backend", f.backend, {"threads", "mpi", "cuda"});
+    if (given("--stage")) o.stage = one_of("--stage", f.stage, {"mlp", "synthetic", "noop"});
+    if (given("--dtype")) o.dtype = one_of("--dtype", f.dtype, {"fp64", "fp32", "bf16"});
+    if (given("--hidden")) o.hidden = static_cast<int32_t>(parse_int("--hidden", f.hidden, 1, 4096));
+    if (given("--layers")) o.layers = static_cast<int32_t>(parse_int("--layers", f.layers, 1, 64));
+    if (given("--batch")) o.batch = static_cast<int32_t>(parse_int("--batch", f.batch, 1, 4096));
+    if (given("--seed")) o.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, INT64_MAX));
+    if (given("--ms-per-unit")) o.ms_per_unit = parse_double("--ms-per-unit", f.ms_per_unit, 0, 1e5);
+    if (given("--timeout")) o.timeout_s = parse_double("--timeout", f.timeout, 0.001, 1e6);
+    if (given("--steps")) o.steps = static_cast<int32_t>(parse_int("--steps", f.steps, 1, 1000000));
+    if (given("--format")) o.format = one_of("--format", f.format, {"text", "json"});
+    if (given("--trace")) o.trace_path = f.trace;
+    if (given("--profile")) o.profile_path = f.profile;
+    o.check = f.check;
+    o.interpret = f.interpret;
+    if (given("--fault")) {
+      o.fault = f.fault;
       bool ok = (o.fault.rfind("drop-send=", 0) == 0 || o.fault.rfind("throw=", 0) == 0);
       if (ok) parse_int("--fault", o.fault.substr(o.fault.find('=') + 1), 0, info.ranks - 1);
       else throw UsageError{"--fault needs `drop-send=RANK` or `throw=RANK`, got `" + o.fault + "`"};
-    } else {
-      throw UsageError{"unknown option `" + a + "` (see --help)"};
     }
+    if (auto kind = stage_kind(o.stage); o.check && !(kind && has_sequential_reference(*kind)))
+      throw UsageError{"--check needs a stage with a sequential reference (" + reference_stages() + "); stage `" + o.stage +
+                       "` has none (it computes nothing to compare)"};
+    if (o.dtype == "bf16" && o.backend != "cuda") throw UsageError{"--dtype bf16 needs --backend cuda"};
+    if (!o.profile_path.empty() && (o.check || o.interpret || !o.fault.empty()))
+      throw UsageError{"--profile runs no program: it excludes --check, --interpret and --fault"};
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "schedrt: error: %s\n", e.message.c_str());
+    return 2;
   }
-  if (o.check && o.stage != "mlp") throw UsageError{"--check needs --stage mlp (the other stages compute nothing)"};
-  if (o.dtype == "bf16" && o.backend != "cuda") throw UsageError{"--dtype bf16 needs --backend cuda"};
-  if (!o.profile_path.empty() && (o.check || o.interpret || !o.fault.empty()))
-    throw UsageError{"--profile runs no program: it excludes --check, --interpret and --fault"};
-  return o;
+  return -1;
 }
 
 }  // namespace
@@ -146,18 +181,8 @@ int run(const ProgramInfo& info, const RunOptions& opt, int* argc, char*** argv)
 }
 
 int main(int argc, char** argv, const ProgramInfo& info) {
-  RunOptions opt;
-  bool help = false;
-  try {
-    opt = parse(argc, argv, info, &help);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "schedrt: error: %s\n", e.message.c_str());
-    return 2;
-  }
-  if (help) {
-    std::printf(kUsage, argc > 0 ? argv[0] : "executor");
-    return 0;
-  }
+  RunOptions opt = default_options(info);
+  if (int code = parse(argc, argv, info, opt); code >= 0) return code;
   return run(info, opt, &argc, &argv);
 }
 

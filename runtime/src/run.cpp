@@ -329,7 +329,7 @@ int64_t thread_cpu_ns() {
 
 StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
   StageConfig c;
-  c.kind = o.stage == "synthetic" ? StageKind::Synthetic : o.stage == "noop" ? StageKind::Noop : StageKind::Mlp;
+  c.kind = stage_kind(o.stage).value_or(StageKind::Mlp);
   c.hidden = o.hidden;
   c.layers = o.layers;
   c.batch = o.batch;

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedrt/types.h"
@@ -75,5 +77,13 @@ std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage);
 
 std::string to_string(StageKind k);
 std::string to_string(Dtype d);
+
+/// The stages schedrt ships, in documentation order.
+inline constexpr StageKind kStageKinds[] = {StageKind::Mlp, StageKind::Synthetic, StageKind::Noop};
+/// The stage called `name` (`mlp`, `synthetic`, `noop`), or nullopt.
+std::optional<StageKind> stage_kind(std::string_view name);
+/// Whether `--check` can compare the stage with a sequential run of the same model: it needs
+/// weights and a loss (mlp); the others compute nothing to compare.
+bool has_sequential_reference(StageKind k);
 
 }  // namespace schedrt

@@ -36,6 +36,14 @@ std::string to_string(StageKind k) {
   return "mlp";
 }
 
+std::optional<StageKind> stage_kind(std::string_view name) {
+  for (StageKind k : kStageKinds)
+    if (to_string(k) == name) return k;
+  return std::nullopt;
+}
+
+bool has_sequential_reference(StageKind k) { return k == StageKind::Mlp; }
+
 std::string to_string(Dtype d) { return d == Dtype::F64 ? "fp64" : d == Dtype::F32 ? "fp32" : "bf16"; }
 
 }  // namespace schedrt
