@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "schedrt/stage.h"
 #include "support/numbers.h"
 
 namespace schedc::codegen {
@@ -12,6 +13,18 @@ const std::vector<std::string>& runtime_keys() {
   static const std::vector<std::string> keys = {"backend", "stage", "dtype",  "hidden", "layers",
                                                 "batch",   "seed",  "ms_per_unit", "timeout", "steps", "trace", "code"};
   return keys;
+}
+
+bool has_sequential_reference(const std::string& stage) {
+  auto kind = schedrt::stage_kind(stage);
+  return kind && schedrt::has_sequential_reference(*kind);
+}
+
+std::vector<std::string> reference_stages() {
+  std::vector<std::string> names;
+  for (schedrt::StageKind k : schedrt::kStageKinds)
+    if (schedrt::has_sequential_reference(k)) names.push_back(schedrt::to_string(k));
+  return names;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/params.h"
 #include "support/diagnostics.h"
@@ -29,6 +30,11 @@ struct RuntimeConfig {
 
 /// `code = auto` emits compact tables above this many ops (all ranks together).
 inline constexpr int64_t kCompactAboveOps = 100000;
+
+/// Whether `--check` has a sequential run of the same model to compare stage `stage` with
+/// (schedrt::has_sequential_reference decides), and the stages that have one, for messages.
+bool has_sequential_reference(const std::string& stage);
+std::vector<std::string> reference_stages();
 
 /// The keys of the runtime block, in documentation order.
 const std::vector<std::string>& runtime_keys();

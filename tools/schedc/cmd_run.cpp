@@ -21,6 +21,16 @@ void check_fault(const std::string& fault, int32_t ranks) {
                          std::to_string(ranks - 1) + ", got " + backtick(fault)};
 }
 
+// `--check` compares with a sequential run of the same model, which only some stages have: refused
+// here, before anything is built, naming the stage and where it was chosen.
+void check_reference(bool check, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags) {
+  if (!check || codegen::has_sequential_reference(cfg.stage)) return;
+  std::string names;
+  for (const std::string& n : codegen::reference_stages()) names += (names.empty() ? "" : ", ") + backtick(n);
+  throw CommandLineError{"--check: stage " + backtick(cfg.stage) + (flags.stage ? " (from --stage)" : " (from the runtime block)") +
+                         " has no sequential reference to compare with, it computes nothing; stages with one: " + names};
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& rc) {
@@ -47,12 +57,11 @@ void add_run_command(CLI::App& app, int& rc) {
     // The runtime block is compiled in as the executor's defaults; the flags are passed at run
     // time, so that changing them does not rebuild.
     auto ex = load_executor(s, opts->args, nullptr, &code);
-    if (ex) check_fault(opts->fault, ex->program.problem.ranks);
-    auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
-    if (!exe) {
-      rc = s.finish(ex ? kInputError : code);
+    if (!ex) {
+      rc = s.finish(code);
       return;
     }
+    check_fault(opts->fault, ex->program.problem.ranks);
     const RuntimeFlags& f = opts->runtime;
     auto settings = runtime_settings(s, *ex, f);
     if (!settings) {
@@ -60,6 +69,12 @@ void add_run_command(CLI::App& app, int& rc) {
       return;
     }
     const codegen::RuntimeConfig& cfg = *settings;
+    check_reference(opts->check, cfg, f);
+    auto exe = build_executor(s, ex->files, opts->build);
+    if (!exe) {
+      rc = s.finish(kInputError);
+      return;
+    }
     std::vector<std::string> argv;
     if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);
     argv.push_back(*exe);
