@@ -58,4 +58,5 @@ add_executable(schedrt_cuda_info src/backends/cuda/device_info.cpp)
 set_target_properties(schedrt_cuda_info PROPERTIES OUTPUT_NAME schedrt-cuda-info)
 target_link_libraries(schedrt_cuda_info PRIVATE CUDA::cudart_static)
 schedc_warnings(schedrt_cuda_info)
-install(TARGETS schedrt_cuda_info RUNTIME DESTINATION bin)
+# OPTIONAL: a build of only schedc and schedrt (scripts/demo) installs without it.
+install(TARGETS schedrt_cuda_info RUNTIME DESTINATION bin OPTIONAL)

@@ -1,18 +1,48 @@
 #!/usr/bin/env bash
-# install_test.sh BUILD_DIR SCHEDC: `cmake --install` gives a schedrt package that emitted code
-# finds with find_package and builds with -Wall -Wextra -Werror; emitting twice gives identical
-# files; the build tree is a package too.
+# install_test.sh BUILD_DIR SCHEDC: installing after a partial build (only schedc and schedrt, as
+# scripts/demo builds) gives a schedrt package that emitted code finds with find_package and
+# builds with -Wall -Wextra -Werror; the installed schedc builds executors against the installed
+# headers and library, not the tree it was built from; emitting twice gives identical files; the
+# build tree is a package too.
 set -eu
-build=$1
+build=$(cd "$1" && pwd)
 schedc=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
-config=$(find "$tmp/prefix" -name schedrtConfig.cmake | head -n 1)
-[ -n "$config" ] || { echo "install_test: no schedrtConfig.cmake installed" >&2; exit 1; }
+fail() { echo "install_test: $*" >&2; exit 1; }
+
+# The partial build: a copy of the build tree's install scripts that sees, of what the build
+# makes, only the outputs of the targets schedc and schedrt (executables and libraries of other
+# targets are left out; what CMake wrote at configure time, such as the package files, is kept).
+# `cmake --install` runs exactly these scripts.
+root=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+partial=$tmp/partial
+scripts=$(cd "$root" && find . -name cmake_install.cmake)
+for f in $scripts; do
+  mkdir -p "$partial/$(dirname "$f")"
+  sed "s|\"$root/|\"$partial/|g" "$root/$f" > "$partial/$f"
+done
+(cd "$root" && grep -ho "\"$root/[^\"\$]*\"" $scripts) | tr -d '"' | sort -u | while read -r p; do
+  rel=${p#"$root"/}
+  case $rel in
+    runtime/libschedrt.a | tools/schedc/schedc) ;;  # what the partial build made
+    */cmake_install.cmake | *.a | *.so | *.so.*) continue ;;
+    *) if [ -f "$p" ] && [ -x "$p" ]; then continue; fi ;;  # another target's executable
+  esac
+  [ -e "$p" ] || continue
+  mkdir -p "$(dirname "$partial/$rel")"
+  cp "$p" "$partial/$rel"
+done
+prefix=$tmp/prefix
+cmake -DCMAKE_INSTALL_PREFIX="$prefix" -P "$partial/cmake_install.cmake" > "$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log" >&2; fail "installing after a build of only schedc and schedrt failed"; }
+config=$(find "$prefix" -name schedrtConfig.cmake | head -n 1)
+[ -n "$config" ] || fail "no schedrtConfig.cmake installed"
+[ -x "$prefix/bin/schedc" ] || fail "no bin/schedc installed"
+
 "$schedc" emit --family zb-v --pp 4 --vpp 2 --microbatches 8 -o "$tmp/src"
 "$schedc" emit --family zb-v --pp 4 --vpp 2 --microbatches 8 -o "$tmp/again"
-diff -r "$tmp/src" "$tmp/again" || { echo "install_test: emitting twice gave different files" >&2; exit 1; }
+diff -r "$tmp/src" "$tmp/again" || fail "emitting twice gave different files"
 cmake -S "$tmp/src" -B "$tmp/b" -Dschedrt_DIR="$(dirname "$config")" \
   -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" > /dev/null
 cmake --build "$tmp/b" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
@@ -22,3 +52,17 @@ cmake -S "$tmp/src" -B "$tmp/b2" -Dschedrt_DIR="$build/runtime" > /dev/null
 printf 'ranks = 2\nmicrobatches = 4\nschedule = family 1f1b\nruntime { dtype = fp32  hidden = 16 }\n' > "$tmp/small.sched"
 SCHEDC_CACHE_DIR="$tmp/cache" "$schedc" build "$tmp/small.sched" -o "$tmp/small"
 "$tmp/small" --check --format json | grep -q '"dtype": "fp32"'
+
+# The installed schedc compiles against <prefix>/include and links <prefix>/lib/libschedrt.a,
+# though the source and build trees it came from are still there.
+"$prefix/bin/schedc" build "$tmp/small.sched" -o "$tmp/small-installed" --cache-dir "$tmp/cache-installed" --verbose \
+  2> "$tmp/verbose.log" || { cat "$tmp/verbose.log" >&2; fail "the installed schedc cannot build"; }
+grep -qF -- "-I $prefix/include " "$tmp/verbose.log" ||
+  { cat "$tmp/verbose.log" >&2; fail "the installed schedc does not compile against $prefix/include"; }
+grep -qF -- "$prefix/lib/libschedrt.a" "$tmp/verbose.log" ||
+  { cat "$tmp/verbose.log" >&2; fail "the installed schedc does not link $prefix/lib/libschedrt.a"; }
+if grep -qF -e "$build/runtime/" -e "/runtime/include" "$tmp/verbose.log"; then
+  cat "$tmp/verbose.log" >&2
+  fail "the installed schedc uses the source or build tree's runtime"
+fi
+"$tmp/small-installed" --check --format json | grep -q '"dtype": "fp32"'

@@ -203,21 +203,31 @@ fs::path cache_root(const std::string& flag) {
   return fs::temp_directory_path() / "schedc-cache";
 }
 
-// The runtime's headers and library: the build tree schedc was built in, or an installation
-// around the schedc executable (<prefix>/bin/schedc).
+// The runtime's headers and library: the installation around the schedc executable
+// (<prefix>/bin/schedc, <prefix>/include, <prefix>/lib) when there is one, else the build tree
+// schedc was built in. The installation comes first: an installed schedc must build against what
+// was installed with it, even while the tree it was built from is still there.
 struct RuntimePaths {
   fs::path include, library;
 };
 
-std::optional<RuntimePaths> runtime_paths() {
+// Where an installation around this executable keeps the runtime (nullopt: /proc/self/exe unreadable).
+std::optional<RuntimePaths> installed_runtime() {
   std::error_code ec;
-  RuntimePaths built{build_config::kRuntimeInclude, build_config::kRuntimeLibrary};
-  if (fs::exists(built.include / "schedrt" / "context.h", ec) && fs::exists(built.library, ec)) return built;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
   fs::path prefix = self.parent_path().parent_path();
-  RuntimePaths installed{prefix / build_config::kInstallInclude, prefix / build_config::kInstallLibrary};
-  if (fs::exists(installed.include / "schedrt" / "context.h", ec) && fs::exists(installed.library, ec)) return installed;
+  return RuntimePaths{prefix / build_config::kInstallInclude, prefix / build_config::kInstallLibrary};
+}
+
+bool has_runtime(const RuntimePaths& p) {
+  std::error_code ec;
+  return fs::exists(p.include / "schedrt" / "context.h", ec) && fs::exists(p.library, ec);
+}
+
+std::optional<RuntimePaths> runtime_paths() {
+  if (auto installed = installed_runtime(); installed && has_runtime(*installed)) return installed;
+  if (RuntimePaths built{build_config::kRuntimeInclude, build_config::kRuntimeLibrary}; has_runtime(built)) return built;
   return std::nullopt;
 }
 
@@ -279,9 +289,12 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
                                           const BuildSettings& settings) {
   auto rt = runtime_paths();
   if (!rt) {
+    auto installed = installed_runtime();
+    std::string next_to = installed ? " in " + backtick(installed->include.string()) + " and " + backtick(installed->library.string())
+                                    : "";
     s.diags.error(DiagKind::Build, {},
-                  "cannot find schedrt's headers and library (looked in " + backtick(build_config::kRuntimeInclude) +
-                      " and next to the schedc executable)");
+                  "cannot find schedrt's headers and library (looked next to the schedc executable" + next_to +
+                      ", and in the build tree, " + backtick(build_config::kRuntimeInclude) + ")");
     return std::nullopt;
   }
   const std::vector<std::string> flags = {"-std=c++20", "-O2", "-Wall", "-Wextra"};
