@@ -6,6 +6,7 @@
 #include <set>
 
 #include "frontend/lexer.h"
+#include "frontend/partition.h"
 #include "frontend/sema_internal.h"
 #include "frontend/suggest.h"
 
@@ -16,9 +17,10 @@ namespace {
 using ast::Value;
 using sema::Context;
 
-constexpr std::array<std::string_view, 13> kTopKeys = {
-    "ranks",     "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank", "backward",
-    "objective", "cost",            "memory",       "schedule",  "expect",    "runtime"};
+constexpr std::array<std::string_view, 17> kTopKeys = {
+    "ranks",  "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
+    "backward", "objective",     "cost",         "memory",    "model",     "layer",
+    "embedding", "head",         "schedule",     "expect",    "runtime"};
 
 // Spellings from other tools (Megatron, DeepSpeed, torch.distributed.pipelining) and papers, and
 // keys that belong inside a block.
@@ -47,6 +49,8 @@ constexpr std::array<Alias, 21> kTopAliases = {{
 }};
 
 constexpr std::array<std::string_view, 5> kCostKeys = {"F", "B", "W", "comm", "FB"};
+constexpr std::array<std::string_view, 2> kModelKeys = {"layers", "partition"};
+constexpr std::array<std::string_view, 5> kPartKeys = {"F", "B", "W", "memory", "static"};
 constexpr std::array<std::string_view, 6> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced"};
 
 class Checker {
@@ -66,6 +70,7 @@ class Checker {
     stage_to_rank();
     cost();
     memory();
+    if (cx_.problem_ok) model();
     if (cx_.problem_ok) complete();
     if (cx_.problem_ok) validate();
     if (const ast::Stmt* s = find("schedule")) schedule(*s);
@@ -286,6 +291,196 @@ class Checker {
     }
   }
 
+  // ---- model { layers = N  partition = ... }, layer / embedding / head { F B W memory static } ----
+
+  // One part of the model: its values with their units, unit-checked per dimension.
+  struct Part {
+    bool given = false;
+    SourceLoc loc;
+    std::map<std::string, std::pair<double, const Unit*>> values;  // key -> value as written
+    double at(const char* key) const {
+      auto it = values.find(key);
+      return it == values.end() ? 0 : it->second.first;
+    }
+  };
+
+  bool part(const char* key, Part& out) {
+    const ast::Stmt* s = find(key);
+    if (!s) return true;
+    out.given = true;
+    out.loc = s->key.loc;
+    bool ok = true;
+    for (const ast::Entry* e : block_entries(key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
+      const Value& v = e->value;
+      std::string field = std::string(key) + "." + std::string(e->key.text);
+      if (!v.is(Value::Kind::Number)) {
+        if (!v.is(Value::Kind::Invalid))
+          cx_.report.error(DiagKind::WrongType, v.loc, quote(field) + " needs a number, got " + sema::describe(v));
+        ok = false;
+        continue;
+      }
+      bool time = e->key.text == "F" || e->key.text == "B" || e->key.text == "W";
+      Dimension dim = time ? Dimension::Time : Dimension::Memory;
+      const Unit* unit = v.unit.empty() ? nullptr : find_unit(v.unit);
+      if (unit && unit->dim != dim) {
+        cx_.report.error(DiagKind::BadUnit, v.loc,
+                         quote(field) + " is a " + std::string(to_string(dim)) + ", got " + quote(v.text) + " (a " +
+                             std::string(to_string(unit->dim)) + " unit)");
+        ok = false;
+        continue;
+      }
+      if (!(v.number >= 0) || v.number > ir::kMaxMagnitude) {
+        cx_.report.error(DiagKind::OutOfRange, v.loc, quote(field) + " must be in 0..1e15, got " + quote(v.text));
+        ok = false;
+        continue;
+      }
+      out.values[std::string(e->key.text)] = {v.number, unit};
+      part_locs_[field] = v.loc;
+    }
+    return ok;
+  }
+
+  // Expresses the parts' values of one dimension in the finest unit written; false on a plain
+  // nonzero value beside units.
+  bool part_units(std::vector<Part*> parts, std::initializer_list<const char*> keys, const char* what,
+                  const Unit*& target) {
+    target = nullptr;
+    for (Part* pt : parts)
+      for (const char* k : keys)
+        if (auto it = pt->values.find(k); it != pt->values.end()) target = finer_unit(target, it->second.second);
+    if (!target) return true;
+    for (Part* pt : parts)
+      for (const char* k : keys) {
+        auto it = pt->values.find(k);
+        if (it == pt->values.end()) continue;
+        auto& [v, u] = it->second;
+        if (u) {
+          v = convert(v, *u, *target);
+        } else if (v != 0) {
+          cx_.report.error(DiagKind::BadUnit, cx_.spec.loc_of("model"),
+                           std::string("the model's ") + what + " mix plain numbers and units: give `" + k +
+                               "` with a unit too");
+          return false;
+        }
+      }
+    return true;
+  }
+
+  void model() {
+    const ast::Stmt* m = find("model");
+    if (!m) {
+      for (const char* k : {"layer", "embedding", "head"})
+        if (const ast::Stmt* s = find(k)) {
+          cx_.report.error(DiagKind::MissingKey, s->key.loc,
+                           quote(k) + " describes a model's layers: it needs `model { layers = N }` beside it");
+          fail();
+        }
+      return;
+    }
+    std::optional<int32_t> layers;
+    const Value* partition = nullptr;
+    for (const ast::Entry* e : block_entries("model", kModelKeys, "layers = 32  partition = balanced")) {
+      if (e->key.text == "layers") {
+        layers = sema::to_int(cx_, e->value, "`model.layers`", 1, 1'000'000);
+        if (layers && (*layers < 1 || *layers > 1'000'000)) {
+          cx_.report.error(DiagKind::OutOfRange, e->value.loc,
+                           "`model.layers` must be in 1..1000000, got " + quote(e->value.text));
+          layers.reset();
+        }
+        if (!layers) return fail();
+        cx_.spec.given["model"] = e->value.loc;
+      } else {
+        partition = &e->value;
+      }
+    }
+    if (!layers) {
+      cx_.report.error(DiagKind::MissingKey, m->key.loc, "`model` needs `layers`, e.g. `model { layers = 32 }`");
+      return fail();
+    }
+    Part layer, embedding, head;
+    if (!part("layer", layer) || !part("embedding", embedding) || !part("head", head)) return fail();
+    if (!layer.given) {
+      cx_.report.error(DiagKind::MissingKey, m->key.loc,
+                       "`model` needs `layer { F = ...  B = ...  W = ... }`: the cost of one layer");
+      return fail();
+    }
+    for (const char* k : {"F", "B", "W"})
+      if (!layer.values.count(k)) {
+        cx_.report.error(DiagKind::MissingKey, layer.loc, std::string("`layer` needs `") + k + "`, the layer's " +
+                                                              (k[0] == 'F' ? "forward" : k[0] == 'B' ? "input-gradient backward" : "weight-gradient backward") + " time");
+        return fail();
+      }
+    // What the model derives may not be written again.
+    for (const char* f : {"cost.F", "cost.B", "cost.W", "memory.F", "memory.static"})
+      if (cx_.spec.is_given(f)) {
+        cx_.report.error(DiagKind::BadValue, cx_.spec.loc_of(f),
+                         quote(f) + " is derived from `model` (its layers and partition): give one or the other");
+        return fail();
+      }
+    const Unit* time_unit = nullptr;
+    const Unit* memory_unit = nullptr;
+    if (!part_units({&layer, &embedding, &head}, {"F", "B", "W"}, "times", time_unit) ||
+        !part_units({&layer, &embedding, &head}, {"memory", "static"}, "memory values", memory_unit))
+      return fail();
+
+    const int32_t S = p_.num_stages();
+    std::vector<int32_t> counts;
+    if (!partition || (partition->is(Value::Kind::Word) && partition->text == "balanced")) {
+      auto total = [](const Part& x) { return x.at("F") + x.at("B") + x.at("W"); };
+      counts = balanced_partition(S, *layers, total(layer), total(embedding), total(head));
+    } else if (partition->is(Value::Kind::List)) {
+      int64_t sum = 0;
+      for (const Value& item : partition->items) {
+        auto n = sema::to_int(cx_, item, "a `model.partition` entry", 0, *layers);
+        if (!n) return fail();
+        if (*n < 0) {
+          cx_.report.error(DiagKind::OutOfRange, item.loc, "a stage runs 0 or more layers, got " + quote(item.text));
+          return fail();
+        }
+        counts.push_back(*n);
+        sum += *n;
+      }
+      if (counts.size() != static_cast<size_t>(S) || sum != *layers) {
+        cx_.report.error(DiagKind::BadValue, partition->loc,
+                         "`model.partition` lists the layers of each stage: " + std::to_string(S) +
+                             " numbers summing to " + std::to_string(*layers) + ", got " +
+                             std::to_string(counts.size()) + " summing to " + std::to_string(sum));
+        return fail();
+      }
+    } else {
+      if (!partition->is(Value::Kind::Invalid))
+        cx_.report.error(DiagKind::WrongType, partition->loc,
+                         "`model.partition` needs `balanced` or a list of layers per stage, got " +
+                             sema::describe(*partition) +
+                             did_you_mean_suffix(partition->text, std::array<std::string_view, 1>{"balanced"}));
+      return fail();
+    }
+    // Per stage: its layers, the embedding on the first, the head on the last.
+    auto per_stage = [&](const char* key) {
+      std::vector<double> v(static_cast<size_t>(S));
+      for (int32_t s = 0; s < S; ++s)
+        v[static_cast<size_t>(s)] = counts[static_cast<size_t>(s)] * layer.at(key) + (s == 0 ? embedding.at(key) : 0) +
+                                    (s == S - 1 ? head.at(key) : 0);
+      bool uniform = std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
+      return uniform ? ir::PerStage::of(v[0]) : ir::PerStage::list(std::move(v));
+    };
+    SourceLoc at = cx_.spec.loc_of("model");
+    p_.cost.F = per_stage("F");
+    p_.cost.B = per_stage("B");
+    p_.cost.W = per_stage("W");
+    p_.memory.F = per_stage("memory");
+    p_.memory.static_memory = per_stage("static");
+    for (const char* f : {"cost.F", "cost.B", "cost.W"}) {
+      cx_.spec.given[f] = at;
+      if (time_unit) cx_.spec.units[f] = std::string(time_unit->name);
+    }
+    for (const char* f : {"memory.F", "memory.static"}) {
+      cx_.spec.given[f] = at;
+      if (memory_unit) cx_.spec.units[f] = std::string(memory_unit->name);
+    }
+    cx_.spec.layers_per_stage = std::move(counts);
+  }
+
   void balanced(const ast::Entry& e) {
     const Value& v = e.value;
     if (v.is(Value::Kind::Word) && (v.text == "true" || v.text == "false")) {
@@ -365,6 +560,7 @@ class Checker {
   ir::Problem& p_;
   std::map<std::string_view, const ast::Stmt*> stmts_;
   std::set<std::string> suggested_;  // keys offered as "did you mean" for unknown keys
+  std::map<std::string, SourceLoc> part_locs_;  // "layer.F" -> its value
 };
 
 }  // namespace

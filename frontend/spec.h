@@ -46,6 +46,9 @@ struct Spec {
   std::map<std::string, std::string> units;
   /// `memory { balanced = false }`: the memory deltas need not cancel per microbatch and stage.
   bool balanced = true;
+  /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
+  /// derived from them are in `problem`.
+  std::vector<int32_t> layers_per_stage;
   ScheduleSource schedule;
   std::vector<ir::Expectation> expect;
   /// `runtime { ... }`: key/value pairs for codegen and the runtime.

@@ -1,9 +1,11 @@
 // `schedc check SPEC [--format text|json]`: parse and validate a spec; nothing else.
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/runtime_config.h"
 #include "ir/json_io.h"
+#include "support/numbers.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 #include "tools/schedc/json_out.h"
@@ -12,7 +14,30 @@ namespace schedc::driver {
 
 namespace {
 
-std::string check_text(const std::string& path, const ir::Problem& p) {
+// With a `model`: the stages it derives, one line each, in the problem's units.
+void stage_table(std::ostream& os, const frontend::Spec& spec) {
+  const ir::Problem& p = spec.problem;
+  auto unit = [](const std::string& u) { return u.empty() ? std::string() : " (" + u + ")"; };
+  std::vector<std::vector<std::string>> rows{{"stage", "layers", "F" + unit(p.time_unit), "B" + unit(p.time_unit),
+                                              "W" + unit(p.time_unit), "memory" + unit(p.memory_unit),
+                                              "static" + unit(p.memory_unit)}};
+  for (size_t s = 0; s < spec.layers_per_stage.size(); ++s)
+    rows.push_back({std::to_string(s), std::to_string(spec.layers_per_stage[s]), format_number(p.cost.F.at(s)),
+                    format_number(p.cost.B.at(s)), format_number(p.cost.W.at(s)), format_number(p.memory.F.at(s)),
+                    format_number(p.memory.static_memory.at(s))});
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
+    os << line << "\n";
+  }
+}
+
+std::string check_text(const std::string& path, const frontend::Spec& spec) {
+  const ir::Problem& p = spec.problem;
   std::ostringstream os;
   os << path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, " << p.microbatches
      << " microbatches, " << ir::to_string(p.direction) << ", " << ir::to_string(p.placement) << ", backward "
@@ -21,6 +46,7 @@ std::string check_text(const std::string& path, const ir::Problem& p) {
   if (!p.memory_unit.empty()) os << ", memory in " << p.memory_unit;
   if (p.has_static_memory()) os << ", static memory";
   os << "\n";
+  if (!spec.layers_per_stage.empty()) stage_table(os, spec);
   return os.str();
 }
 
@@ -46,11 +72,14 @@ ojson schedule_source_json(const frontend::ScheduleSource& src) {
 std::string check_json(const std::string& path, const frontend::Spec& spec) {
   ojson expect = ojson::array();
   for (const ir::Expectation& e : spec.expect) expect.push_back(expectation_json(e));
-  return json_document("schedc.check", {{"file", ojson(path).dump()},
-                                        {"ok", "true"},
-                                        {"problem", ir::problem_json(spec.problem)},
-                                        {"schedule", json_line(schedule_source_json(spec.schedule))},
-                                        {"expect", json_line(expect)}});
+  std::vector<std::pair<std::string, std::string>> keys{{"file", ojson(path).dump()},
+                                                        {"ok", "true"},
+                                                        {"problem", ir::problem_json(spec.problem)}};
+  // With a `model`: the layers each stage runs (its costs and memory are in `problem`).
+  if (!spec.layers_per_stage.empty()) keys.push_back({"layers_per_stage", json_line(ojson(spec.layers_per_stage))});
+  keys.push_back({"schedule", json_line(schedule_source_json(spec.schedule))});
+  keys.push_back({"expect", json_line(expect)});
+  return json_document("schedc.check", keys);
 }
 
 }  // namespace
@@ -81,7 +110,7 @@ void add_check_command(CLI::App& app, int& rc) {
       return;
     }
     const std::string& path = s.sources.path(in->file);
-    std::string out = opts->format == "json" ? check_json(path, in->spec) : check_text(path, in->spec.problem);
+    std::string out = opts->format == "json" ? check_json(path, in->spec) : check_text(path, in->spec);
     rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });
 }

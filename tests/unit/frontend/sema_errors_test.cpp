@@ -46,7 +46,7 @@ TEST_CASE("sema errors: keys") {
       {HEAD "cap = 4", DiagKind::UnknownKey, "unknown key `cap`; did you mean `memory { cap = ... }`?", 3, 1},
       {HEAD "colour = red", DiagKind::UnknownKey,
        "unknown key `colour`, expected one of `ranks`, `stages_per_rank`, `microbatches`, `direction`, `placement`, "
-       "`stage_to_rank`, `backward`, `objective`, `cost`, `memory`, `schedule`, `expect` or `runtime`",
+       "`stage_to_rank`, `backward`, `objective`, `cost`, `memory`, `model`, `layer`, `embedding`, `head`, `schedule`, `expect` or `runtime`",
        3, 1},
       {HEAD "cost { f = 1 }", DiagKind::UnknownKey, "unknown key `f` in `cost`; did you mean `F`?", 3, 8},
       {HEAD "cost { X = 1 }", DiagKind::UnknownKey,
