@@ -335,7 +335,6 @@ class Checker {
         continue;
       }
       out.values[std::string(e->key.text)] = {v.number, unit};
-      part_locs_[field] = v.loc;
     }
     return ok;
   }
@@ -560,7 +559,6 @@ class Checker {
   ir::Problem& p_;
   std::map<std::string_view, const ast::Stmt*> stmts_;
   std::set<std::string> suggested_;  // keys offered as "did you mean" for unknown keys
-  std::map<std::string, SourceLoc> part_locs_;  // "layer.F" -> its value
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "ir/json_io.h"
+#include "ir/json_line.h"
 
 #include <set>
 #include <tuple>
@@ -74,36 +75,6 @@ ojson metrics_object(const Metrics& m) {
   return j;
 }
 
-// One line with ", " and ": " separators (nlohmann's compact form has none).
-void compact(const ojson& j, std::string& out) {
-  if (j.is_object()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [k, v] : j.items()) {
-      if (!first) out += ", ";
-      first = false;
-      out += ojson(k).dump();
-      out += ": ";
-      compact(v, out);
-    }
-    out += '}';
-  } else if (j.is_array()) {
-    out += '[';
-    for (size_t i = 0; i < j.size(); ++i) {
-      if (i) out += ", ";
-      compact(j[i], out);
-    }
-    out += ']';
-  } else {
-    out += j.dump();
-  }
-}
-
-std::string compact(const ojson& j) {
-  std::string s;
-  compact(j, s);
-  return s;
-}
 
 // ---- reading ----
 
@@ -445,12 +416,46 @@ std::string shorten(std::string detail) {
 
 }  // namespace
 
+namespace {
+
+void append_line(const ojson& j, std::string& out) {
+  if (j.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : j.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += ojson(k).dump();
+      out += ": ";
+      append_line(v, out);
+    }
+    out += '}';
+  } else if (j.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i) out += ", ";
+      append_line(j[i], out);
+    }
+    out += ']';
+  } else {
+    out += j.dump();
+  }
+}
+
+}  // namespace
+
+std::string json_line(const ojson& j) {
+  std::string s;
+  append_line(j, s);
+  return s;
+}
+
 SourceLoc locate_json(const SourceManager& sources, int32_t file, std::string_view pointer) {
   return sources.loc_at(file, json_locate(sources.text(file), pointer));
 }
 
-std::string problem_json(const Problem& p) { return compact(problem_object(p)); }
-std::string metrics_json(const Metrics& m) { return compact(metrics_object(m)); }
+std::string problem_json(const Problem& p) { return json_line(problem_object(p)); }
+std::string metrics_json(const Metrics& m) { return json_line(metrics_object(m)); }
 
 std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
@@ -484,7 +489,7 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   if (metrics) out += ",\n  \"metrics\": " + metrics_json(*metrics);
   if (!s.provenance.empty()) {
     ojson prov = ojson::parse(s.provenance);
-    out += ",\n  \"provenance\": " + compact(prov);
+    out += ",\n  \"provenance\": " + json_line(prov);
   }
   out += "\n}\n";
   return out;

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     if (problem_flags.any() || in.kind == driver::Input::Kind::FlagsOnly)
-      problem_flags.apply(in.spec.problem, in.spec.given);
+      problem_flags.apply(in.spec, true);
   } catch (const driver::CommandLineError& e) {
     require(!e.message.empty(), "a command-line error without a message");
     return 0;

@@ -9,39 +9,6 @@ ojson json_number(double v) {
   return v;
 }
 
-namespace {
-
-void append_line(const ojson& j, std::string& out) {
-  if (j.is_object()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [k, v] : j.items()) {
-      if (!first) out += ", ";
-      first = false;
-      out += ojson(k).dump() + ": ";
-      append_line(v, out);
-    }
-    out += '}';
-  } else if (j.is_array()) {
-    out += '[';
-    for (size_t i = 0; i < j.size(); ++i) {
-      if (i) out += ", ";
-      append_line(j[i], out);
-    }
-    out += ']';
-  } else {
-    out += j.dump();
-  }
-}
-
-}  // namespace
-
-std::string json_line(const ojson& j) {
-  std::string out;
-  append_line(j, out);
-  return out;
-}
-
 std::string json_document(const std::string& format, const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string out = "{\n  \"format\": " + ojson(format).dump() + ",\n  \"version\": 1";
   for (const auto& [key, value] : fields) out += ",\n  " + ojson(key).dump() + ": " + value;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/expect.h"
+#include "ir/json_line.h"
 #include "ir/params.h"
 
 namespace schedc::driver {
@@ -19,8 +20,8 @@ using ojson = nlohmann::ordered_json;
 /// A number as schedule JSON writes it: integral values without a fraction.
 ojson json_number(double v);
 
-/// `j` on one line with ", " and ": " separators.
-std::string json_line(const ojson& j);
+/// `j` on one line with ", " and ": " separators, as schedule JSON writes its objects.
+using ir::json_line;
 
 /// `{"format": FORMAT, "version": 1, KEY: VALUE, ...}` with one key a line; each value is JSON
 /// text (json_line, ir::problem_json, ...). Ends with a newline.
