@@ -190,9 +190,19 @@ void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
     });
   // Units, memory.B/W following memory.F, the balance check: a conflict the flags brought in is
   // the command line's error.
-  for (const ir::ProblemError& e : frontend::complete_problem(spec, check_balance)) {
+  // A flag that sets a memory delta makes the balance its business, whatever the input.
+  bool deltas_set = set.count("memory.F") || set.count("memory.B") || set.count("memory.W");
+  for (const ir::ProblemError& e : frontend::complete_problem(spec, check_balance || deltas_set)) {
     auto it = set.find(e.field);
-    throw CommandLineError{(it != set.end() ? it->second : std::string("the problem flags")) + ": " + e.message};
+    std::string flag = it != set.end() ? it->second
+                       : e.field.rfind("memory.", 0) == 0 && memory ? "--memory"
+                       : e.field.rfind("cost.", 0) == 0 && cost    ? "--cost"
+                                                                   : "the problem flags";
+    std::string message = e.message;
+    const std::string spec_hint = "write `balanced = false` in `memory`";
+    if (size_t at = message.find(spec_hint); at != std::string::npos)
+      message.replace(at, spec_hint.size(), "add `balanced=false` to --memory");
+    throw CommandLineError{flag + ": " + message};
   }
   // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
   // the ranges themselves are validate()'s.
@@ -310,7 +320,7 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
   if (flags.any() || in.kind == Input::Kind::FlagsOnly) {
     // A JSON document's memory deltas may be unbalanced (version 1 allowed it); the check applies
     // to what a spec or a flag states.
-    bool check_balance = in.kind != Input::Kind::ScheduleJson || flags.memory.has_value();
+    bool check_balance = in.kind != Input::Kind::ScheduleJson;
     flags.apply(in.spec, check_balance);
   }
   return in;

@@ -38,8 +38,8 @@ struct ProblemFlags {
   void add_to(CLI::App& cmd);
   bool any() const;
   /// Applies the set flags to `spec.problem`, records them in `spec.given` (and their units), then
-  /// completes the problem (frontend::complete_problem: units, memory defaults, with
-  /// `check_balance` the balance check). Throws CommandLineError, naming the flag, on a value
+  /// completes the problem (frontend::complete_problem: units, memory defaults, and the balance
+  /// check with `check_balance` or when a flag sets a memory delta). Throws CommandLineError, naming the flag, on a value
   /// that cannot be parsed or is out of its range, and on a unit or balance error.
   void apply(frontend::Spec& spec, bool check_balance) const;
 };
