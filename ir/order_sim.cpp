@@ -6,12 +6,21 @@
 namespace schedc::ir {
 
 OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(DepGraph::of_schedule(s)) {
-  assert(!s.has_overlap() && "the order simulator times single actions only");
   const size_t R = s.ranks.size(), n = graph_.size();
   initial_.resize(R);
+  initial_units_.assign(n, -1);
   for (size_t r = 0; r < R; ++r) {
     auto nodes = graph_.on_rank(static_cast<int32_t>(r));
     initial_[r].assign(nodes.begin(), nodes.end());
+    for (int32_t i = 0; i + 1 < static_cast<int32_t>(nodes.size()); ++i)
+      if (s.overlap_starts_at(r, i)) {
+        initial_units_[static_cast<size_t>(nodes[static_cast<size_t>(i)])] = nodes[static_cast<size_t>(i) + 1];
+        initial_units_[static_cast<size_t>(nodes[static_cast<size_t>(i) + 1])] = nodes[static_cast<size_t>(i)];
+      }
+  }
+  if (problem_.cost.FB) {
+    const int64_t scale = graph_.time_scale();
+    for (int32_t st = 0; st < problem_.num_stages(); ++st) fb_.push_back(to_fixed(problem_.cost.FB->at(static_cast<size_t>(st)), scale));
   }
   for (size_t i = 0; i < n; ++i) {
     assert(graph_.missing_inputs(static_cast<int32_t>(i)) == 0 && "every dependency is one of the schedule's actions");
@@ -32,7 +41,41 @@ OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(
   stack_.reserve(R);
 }
 
-bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders) {
+int64_t OrderSimulator::unit_duration(int32_t a, int32_t b) const {
+  Action x = graph_.action(a), y = graph_.action(b);
+  bool well_formed = (x.kind == ActionKind::F) != (y.kind == ActionKind::F) && (is_backward(x.kind) || is_backward(y.kind));
+  if (well_formed && !fb_.empty()) return fb_[(x.kind == ActionKind::F ? x : y).stage.index()];
+  // Without FB (or for a malformed pair) ir::simulate rounds the summed cost once.
+  return to_fixed(cost_of(problem_, x) + cost_of(problem_, y), graph_.time_scale());
+}
+
+bool OrderSimulator::can_pair(int32_t a, int32_t b) const {
+  if (a == b || graph_.rank(a) != graph_.rank(b)) return false;
+  Action x = graph_.action(a), y = graph_.action(b);
+  if (!((x.kind == ActionKind::F && is_backward(y.kind)) || (y.kind == ActionKind::F && is_backward(x.kind)))) return false;
+  for (const DepGraph::Edge& d : graph_.preds(a))
+    if (d.node == b) return false;
+  for (const DepGraph::Edge& d : graph_.preds(b))
+    if (d.node == a) return false;
+  return true;
+}
+
+bool OrderSimulator::inputs_ready(int32_t a, int32_t r, int64_t& ready) {
+  for (const DepGraph::Edge& d : graph_.preds(a)) {
+    int64_t e = end_[static_cast<size_t>(d.node)];
+    if (e < 0) {
+      // Wait for it: a node has at most two dependents, so two slots always suffice.
+      size_t slot = 2 * static_cast<size_t>(d.node);
+      if (waiter_[slot] >= 0 && waiter_[slot] != r) ++slot;
+      waiter_[slot] = r;
+      return false;
+    }
+    ready = std::max(ready, e + d.lag);
+  }
+  return true;
+}
+
+bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders, const Units* units) {
   const size_t R = orders.size();
   std::fill(end_.begin(), end_.end(), -1);
   std::fill(waiter_.begin(), waiter_.end(), -1);
@@ -42,37 +85,35 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders) {
   for (size_t r = R; r-- > 0;) stack_.push_back(static_cast<int32_t>(r));
   size_t done = 0;
   while (!stack_.empty()) {
-    auto r = static_cast<size_t>(stack_.back());
+    const int32_t rr = stack_.back();
+    const auto r = static_cast<size_t>(rr);
     stack_.pop_back();
     const std::vector<int32_t>& order = orders[r];
     while (pos_[r] < order.size()) {
-      const auto a = static_cast<size_t>(order[pos_[r]]);
+      const int32_t a = order[pos_[r]];
+      // The partner of a unit starting here, or -1 (a single action).
+      int32_t b = -1;
+      if (units && pos_[r] + 1 < order.size() && (*units)[static_cast<size_t>(a)] >= 0 &&
+          (*units)[static_cast<size_t>(a)] == order[pos_[r] + 1])
+        b = order[pos_[r] + 1];
       int64_t ready = free_[r];
-      bool blocked = false;
-      for (const DepGraph::Edge& d : graph_.preds(static_cast<int32_t>(a))) {
-        int64_t e = end_[static_cast<size_t>(d.node)];
-        if (e < 0) {
-          // Wait for it: a node has at most two dependents, so two slots always suffice.
-          size_t slot = 2 * static_cast<size_t>(d.node);
-          if (waiter_[slot] >= 0 && waiter_[slot] != static_cast<int32_t>(r)) ++slot;
-          waiter_[slot] = static_cast<int32_t>(r);
-          blocked = true;
-          break;
-        }
-        ready = std::max(ready, e + d.lag);
-      }
-      if (blocked) break;
+      if (!inputs_ready(a, rr, ready) || (b >= 0 && !inputs_ready(b, rr, ready))) break;
       if (pos_[r] == 0) first_[r] = ready;
-      start_[a] = ready;
-      end_[a] = ready + graph_.duration(static_cast<int32_t>(a));
-      free_[r] = end_[a];
-      ++pos_[r];
-      ++done;
-      for (size_t slot = 2 * a; slot < 2 * a + 2; ++slot)
-        if (waiter_[slot] >= 0) {
-          if (waiter_[slot] != static_cast<int32_t>(r)) stack_.push_back(waiter_[slot]);
-          waiter_[slot] = -1;
-        }
+      const int64_t end = ready + (b >= 0 ? unit_duration(a, b) : graph_.duration(a));
+      for (int32_t x : {a, b}) {
+        if (x < 0) continue;
+        const auto xi = static_cast<size_t>(x);
+        start_[xi] = ready;
+        end_[xi] = end;
+        ++pos_[r];
+        ++done;
+        for (size_t slot = 2 * xi; slot < 2 * xi + 2; ++slot)
+          if (waiter_[slot] >= 0) {
+            if (waiter_[slot] != rr) stack_.push_back(waiter_[slot]);
+            waiter_[slot] = -1;
+          }
+      }
+      free_[r] = end;
     }
   }
   if (done != size()) return false;
@@ -99,12 +140,23 @@ bool OrderSimulator::within_cap(size_t rank, const std::vector<int32_t>& order) 
   return cap_[rank] < 0 || peak_memory(order) <= cap_[rank];
 }
 
-Schedule OrderSimulator::to_schedule(const std::vector<std::vector<int32_t>>& orders) const {
+Schedule OrderSimulator::to_schedule(const std::vector<std::vector<int32_t>>& orders, const Units* units) const {
   Schedule s;
   s.problem = problem_;
   s.ranks.resize(orders.size());
-  for (size_t r = 0; r < orders.size(); ++r)
-    for (int32_t a : orders[r]) s.ranks[r].push_back(graph_.action(a));
+  if (units) s.overlap.resize(orders.size());
+  for (size_t r = 0; r < orders.size(); ++r) {
+    const auto& order = orders[r];
+    for (size_t i = 0; i < order.size(); ++i) {
+      s.ranks[r].push_back(graph_.action(order[i]));
+      // The rule of run: a unit where its members stand next to each other.
+      if (units && i + 1 < order.size() && (*units)[static_cast<size_t>(order[i])] == order[i + 1]) {
+        s.overlap[r].push_back(static_cast<int32_t>(i));
+        s.ranks[r].push_back(graph_.action(order[++i]));
+      }
+    }
+  }
+  if (!s.has_overlap()) s.overlap.clear();
   return s;
 }
 

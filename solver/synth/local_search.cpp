@@ -16,9 +16,13 @@ std::string_view move_name(int move) {
     case 1: return "swap";
     case 2: return "shift";
     case 3: return "chain";
+    case 4: return "pair";
+    case 5: return "unpair";
   }
   return "?";
 }
+
+bool overlap_moves_apply(const ir::Problem& p) { return p.cost.FB.has_value(); }
 
 namespace {
 
@@ -30,6 +34,8 @@ class Annealer {
   Annealer(const ir::Schedule& start, const LocalSearchOptions& o, LocalSearchStats& stats)
       : p_(start.problem), o_(o), stats_(stats), sim_(start), rng_(o.seed) {
     cur_ = sim_.initial_orders();
+    units_ = sim_.initial_units();
+    pairing_ = overlap_moves_apply(p_);
     pos_.assign(sim_.size(), 0);
     for (size_t r = 0; r < cur_.size(); ++r) reindex(r);
     node_of_.assign(ir::num_action_slots(p_), -1);
@@ -83,6 +89,33 @@ class Annealer {
   bool move_swap();
   bool move_shift();
   bool move_chain();
+  bool move_pair();
+  bool move_unpair();
+  /// Sets node a's unit partner, logging the old one for undo.
+  void set_unit(int32_t a, int32_t b) {
+    unit_log_.push_back({a, units_[static_cast<size_t>(a)]});
+    units_[static_cast<size_t>(a)] = b;
+  }
+  void pair(int32_t a, int32_t b) { set_unit(a, b), set_unit(b, a); }
+  void unpair(int32_t a) {
+    int32_t b = units_[static_cast<size_t>(a)];
+    if (b < 0) return;
+    set_unit(a, -1), set_unit(b, -1);
+  }
+  /// Breaks the units on rank r whose members a move left apart.
+  void break_separated(size_t r) {
+    const auto& order = cur_[r];
+    for (size_t i = 0; i < order.size(); ++i) {
+      int32_t b = units_[static_cast<size_t>(order[i])];
+      if (b < 0) continue;
+      bool next_to = (i + 1 < order.size() && order[i + 1] == b) || (i > 0 && order[i - 1] == b);
+      if (!next_to) unpair(order[i]);
+    }
+  }
+  void undo_units() {
+    for (size_t k = unit_log_.size(); k-- > 0;) units_[static_cast<size_t>(unit_log_[k].first)] = unit_log_[k].second;
+    unit_log_.clear();
+  }
   void keep_times() {
     for (size_t r = 0; r < cur_.size(); ++r) {
       int64_t v = p_.objective == ir::Objective::Makespan ? sim_.rank_end(r) : sim_.rank_span(r);
@@ -102,6 +135,9 @@ class Annealer {
   ir::OrderSimulator sim_;
   std::mt19937_64 rng_;
   Orders cur_;
+  ir::OrderSimulator::Units units_;
+  std::vector<std::pair<int32_t, int32_t>> unit_log_;  // (node, old partner) of the current move
+  bool pairing_ = false;
   std::vector<int32_t> pos_, node_of_;
   std::vector<int64_t> start_, end_;  // of the current orders
   size_t critical_ = 0;
@@ -192,22 +228,63 @@ bool Annealer::move_chain() {
   return any;
 }
 
+// A forward and a backward within a few slots of each other made one overlapped unit: the
+// partner moves next to the chosen action (DualPipe's pairs, found one at a time).
+bool Annealer::move_pair() {
+  size_t r = pick_rank();
+  auto& order = cur_[r];
+  if (order.size() < 2) return false;
+  size_t i = static_cast<size_t>(pick(order.size()));
+  int32_t a = order[i];
+  if (units_[static_cast<size_t>(a)] >= 0) return false;
+  const auto reach = static_cast<int64_t>(std::max(2, p_.ranks));
+  const auto lo = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(i) - reach));
+  const size_t hi = std::min(order.size() - 1, i + static_cast<size_t>(reach));
+  size_t seen = 0, chosen = 0;
+  for (size_t j = lo; j <= hi; ++j)
+    if (j != i && units_[static_cast<size_t>(order[j])] < 0 && sim_.can_pair(a, order[j]) && pick(++seen) == 0) chosen = j;
+  if (seen == 0) return false;
+  int32_t b = order[chosen];
+  if (chosen > i + 1 && !same_rank_pred_before(b, i + 1)) return false;
+  save(r);
+  if (chosen > i) move_to(order, chosen, i + 1);
+  else if (chosen + 1 < i) move_to(order, chosen, i - 1);
+  pair(a, b);
+  return true;
+}
+
+bool Annealer::move_unpair() {
+  size_t r = pick_rank();
+  const auto& order = cur_[r];
+  size_t seen = 0;
+  int32_t chosen = -1;
+  for (int32_t a : order)
+    if (units_[static_cast<size_t>(a)] > a && pick(++seen) == 0) chosen = a;  // each unit once
+  if (chosen < 0) return false;
+  save(r);
+  unpair(chosen);
+  return true;
+}
+
 bool Annealer::propose(int move) {
   switch (move) {
     case 0: return move_w_gap();
     case 1: return move_swap();
     case 2: return move_shift();
-    default: return move_chain();
+    case 3: return move_chain();
+    case 4: return move_pair();
+    default: return move_unpair();
   }
 }
 
 ir::Schedule Annealer::run() {
   const auto t0 = Clock::now();
-  bool ok = sim_.run(cur_);
+  bool ok = sim_.run(cur_, &units_);
   assert(ok && "the local search starts from a valid schedule");
   (void)ok;
   keep_times();
   Orders best = cur_;
+  ir::OrderSimulator::Units best_units = units_;
   int64_t best_obj = sim_.objective(p_.objective);
   double best_energy = energy(), cur_energy = best_energy;
   const double t_hi = 0.05 * static_cast<double>(dmin_), t_lo = 0.0005 * static_cast<double>(dmin_);
@@ -227,22 +304,30 @@ ir::Schedule Annealer::run() {
         if (budget_s > 0) frac = std::max(frac, std::chrono::duration<double>(now - t0).count() / budget_s);
       }
     }
-    // Weights: W into gaps 35 %, swap 25 %, shift 25 %, chain 15 %.
+    // Weights: W into gaps 35 %, swap 25 %, shift 25 %, chain 15 %; with units, pair 12 % and
+    // unpair 4 % of the whole, the others scaled down.
     uint64_t roll = pick(100);
     int move = roll < 35 ? 0 : roll < 60 ? 1 : roll < 85 ? 2 : 3;
+    if (pairing_) {
+      roll = pick(100);
+      move = roll < 12 ? 4 : roll < 16 ? 5 : roll < 45 ? 0 : roll < 66 ? 1 : roll < 87 ? 2 : 3;
+    }
     touched_.clear();
     saved_.clear();
+    unit_log_.clear();
     bool changed = propose(move);
     if (!changed) {
       for (size_t k = 0; k < touched_.size(); ++k) cur_[touched_[k]] = saved_[k];
+      undo_units();
       continue;
     }
+    for (size_t r : touched_) break_separated(r);
     ++stats_.tried[static_cast<size_t>(move)];
     bool fits = std::all_of(touched_.begin(), touched_.end(), [&](size_t r) { return sim_.within_cap(r, cur_[r]); });
     bool accepted = false;
     if (fits) {
       ++stats_.evals;
-      if (sim_.run(cur_)) {
+      if (sim_.run(cur_, &units_)) {
         double e = energy();
         double temp = t_hi * std::pow(t_lo / t_hi, std::min(1.0, frac));
         double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
@@ -257,6 +342,7 @@ ir::Schedule Annealer::run() {
             best_obj = obj;
             best_energy = e;
             best = cur_;
+            best_units = units_;
           }
         }
       }
@@ -265,19 +351,21 @@ ir::Schedule Annealer::run() {
       for (size_t r : touched_) reindex(r);
     } else {
       for (size_t k = 0; k < touched_.size(); ++k) cur_[touched_[k]] = saved_[k];
+      undo_units();
     }
     if (++stale >= stale_limit) {  // restart from the best
       stale = 0;
       ++stats_.restarts;
       cur_ = best;
+      units_ = best_units;
       for (size_t r = 0; r < cur_.size(); ++r) reindex(r);
-      sim_.run(cur_);
+      sim_.run(cur_, &units_);
       keep_times();
       cur_energy = best_energy;
     }
   }
   stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  return sim_.to_schedule(best);
+  return sim_.to_schedule(best, &best_units);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // Order-space local search (DESIGN.md section 7, the workhorse at scale): simulated annealing over
 // per-rank orders, every candidate timed exactly by ir::OrderSimulator and kept within the memory
 // cap. Moves: a weight gradient into an idle gap (the move that turns 1F1B-like orders into zero
-// bubble ones), an adjacent swap, a shift of one action, and a chain that shifts one microbatch's
-// action on a run of consecutive stages at once. Never returns worse than its start.
+// bubble ones), an adjacent swap, a shift of one action, a chain that shifts one microbatch's
+// action on a run of consecutive stages at once, and, where the problem prices overlapped F&B
+// units (`FB`), pairing a forward with a nearby backward into a unit and breaking a unit up.
+// Never returns worse than its start.
 
 #include <array>
 #include <atomic>
@@ -28,9 +30,12 @@ struct LocalSearchOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-inline constexpr int kNumMoves = 4;
-/// "w-gap", "swap", "shift", "chain".
+inline constexpr int kNumMoves = 6;
+/// "w-gap", "swap", "shift", "chain", "pair", "unpair".
 std::string_view move_name(int move);
+/// Whether the search pairs and unpairs overlapped F&B units on `p` (moves 4 and 5): when the
+/// problem declares `FB`, the only way a unit can cost less than its members.
+bool overlap_moves_apply(const ir::Problem& p);
 
 struct LocalSearchStats {
   uint64_t evals = 0;
@@ -52,8 +57,9 @@ struct LocalSearchStats {
   }
 };
 
-/// The best schedule found from `start` (which must be valid and have no overlapped units); its
-/// objective is never above `start`'s. Deterministic for a given seed and evaluation budget.
+/// The best schedule found from `start` (which must be valid; its overlapped units are kept, moved
+/// or broken up like any other choice); its objective is never above `start`'s. Deterministic for
+/// a given seed and evaluation budget.
 ir::Schedule local_search(const ir::Schedule& start, const LocalSearchOptions& options, LocalSearchStats& stats);
 
 }  // namespace schedc::solver

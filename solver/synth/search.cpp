@@ -662,7 +662,7 @@ void Search::lns() {
 // The order-space local search from the best schedule, for `share` of what is left of the budget
 // (a share of the evaluation budget in deterministic mode), until the bound is met.
 void Search::local(double share) {
-  if (!best_plain_ || best_->value <= lower_ + 1e-9 || stopped()) return;
+  if (!best_ || (!best_plain_ && !overlap_moves_apply(p_)) || best_->value <= lower_ + 1e-9 || stopped()) return;
   const int64_t scale = ir::time_scale(p_);
   LocalSearchOptions lo;
   lo.stop = o_.stop;
@@ -683,11 +683,14 @@ void Search::local(double share) {
       o_.threads > 0 ? o_.threads : std::max(1u, std::min(std::thread::hardware_concurrency(), unsigned{kMaxThreads})));
   std::vector<std::optional<ir::Schedule>> found(threads);
   std::vector<LocalSearchStats> stats(threads);
+  // Where units are priced (FB) the search pairs and unpairs them itself, so it starts from the
+  // best schedule, units and all; elsewhere from the best one without units.
+  const ir::Schedule& start = overlap_moves_apply(p_) ? best_->schedule : best_plain_->schedule;
   auto chain = [&](size_t k) {
     LocalSearchOptions mine = lo;
     mine.seed = lo.seed * 1000 + k;
     if (o_.deterministic) mine.max_evals = lo.max_evals / threads;
-    found[k] = local_search(best_plain_->schedule, mine, stats[k]);
+    found[k] = local_search(start, mine, stats[k]);
   };
   std::vector<std::thread> pool;
   for (size_t k = 1; k < threads; ++k) pool.emplace_back(chain, k);
@@ -730,7 +733,8 @@ std::string Search::provenance(const SolveResult& r) const {
   ls["accepted"] = local_.accepted;
   ls["restarts"] = local_.restarts;
   nlohmann::ordered_json moves = nlohmann::ordered_json::object();
-  for (int m = 0; m < kNumMoves; ++m)
+  // The unit moves only where they apply, so other problems' documents keep their form.
+  for (int m = 0; m < (overlap_moves_apply(p_) ? kNumMoves : 4); ++m)
     moves[std::string(move_name(m))] = {{"tried", local_.tried[static_cast<size_t>(m)]},
                                         {"improved", local_.improved_best[static_cast<size_t>(m)]}};
   ls["moves"] = moves;

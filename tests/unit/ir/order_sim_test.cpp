@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ir/order_sim.h"
 #include "ir/simulate.h"
@@ -15,10 +16,11 @@ using namespace schedc::ir;
 namespace {
 
 // Compares a run of `sim` over `orders` with ir::simulate of the same orders.
-void check_same(OrderSimulator& sim, const std::vector<std::vector<int32_t>>& orders) {
-  Schedule s = sim.to_schedule(orders);
+void check_same(OrderSimulator& sim, const std::vector<std::vector<int32_t>>& orders,
+                const OrderSimulator::Units* units = nullptr) {
+  Schedule s = sim.to_schedule(orders, units);
   SimResult ref = simulate(s);
-  bool ok = sim.run(orders);
+  bool ok = sim.run(orders, units);
   REQUIRE(ok == ref.timeline.has_value());
   if (!ok) return;
   const Timeline& tl = *ref.timeline;
@@ -61,6 +63,57 @@ TEST_CASE("the order simulator agrees with ir::simulate on valid and deadlocking
     }
   }
   // Both outcomes were exercised.
+  CHECK(deadlocks > 100);
+  CHECK(valid > 100);
+}
+
+TEST_CASE("the order simulator times overlapped F&B units as ir::simulate does") {
+  test::Rng rng(91);
+  int deadlocks = 0, valid = 0, with_units = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Problem p = test::random_problem(rng, {4, 6, true});
+    // Units that save (FB below F + B), cost more, or (no FB) cost the members' sum.
+    int fb = test::uniform(rng, 0, 2);
+    if (fb > 0) {
+      std::vector<double> v;
+      for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
+        v.push_back(std::round((fb == 1 ? 0.6 : 1.3) * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
+      p.cost.FB = PerStage::list(v);
+    }
+    Schedule s = test::random_valid_paired(p, rng);
+    test::add_random_overlap(s, rng, 60);
+    with_units += s.has_overlap();
+    OrderSimulator sim(s);
+    auto orders = sim.initial_orders();
+    OrderSimulator::Units units = sim.initial_units();
+    // The units read back are the schedule's.
+    CHECK(sim.to_schedule(orders, &units).overlap == s.overlap);
+    check_same(sim, orders, &units);
+    for (int k = 0; k < 8; ++k) {
+      auto r = static_cast<size_t>(test::uniform(rng, 0, p.ranks - 1));
+      if (orders[r].size() < 2) continue;
+      int n = static_cast<int>(orders[r].size());
+      int i = test::uniform(rng, 0, n - 1), j = test::uniform(rng, 0, n - 1);
+      if (k % 2 == 0) {  // pair two neighbours when they may form a unit, or break a unit
+        int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))], b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
+        if (units[static_cast<size_t>(a)] >= 0) {
+          units[static_cast<size_t>(units[static_cast<size_t>(a)])] = -1;
+          units[static_cast<size_t>(a)] = -1;
+        } else if (units[static_cast<size_t>(b)] < 0 && sim.can_pair(a, b)) {
+          units[static_cast<size_t>(a)] = b;
+          units[static_cast<size_t>(b)] = a;
+        }
+      } else {  // a shift, which may separate a unit's members (they then run alone)
+        auto it = orders[r].begin();
+        if (i < j) std::rotate(it + i, it + i + 1, it + j + 1);
+        else std::rotate(it + j, it + i, it + i + 1);
+      }
+      check_same(sim, orders, &units);
+      if (sim.run(orders, &units)) ++valid;
+      else ++deadlocks;
+    }
+  }
+  CHECK(with_units > 100);
   CHECK(deadlocks > 100);
   CHECK(valid > 100);
 }
