@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ir/simulate.h"
 #include "ir/verify.h"
@@ -113,4 +114,60 @@ TEST_CASE("the solve never returns worse than its first incumbent, and names the
   CHECK(r.lower_bound <= r.objective);
   CHECK(r.bound_error.empty());
   CHECK(r.schedule->provenance.find("\"local_search\"") != std::string::npos);
+}
+
+TEST_CASE("local search with overlapped units: valid, never worse, and it pairs") {
+  test::Rng rng(57);
+  int paired = 0, improved = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    Problem p = test::random_problem(rng, {4, 6, true});
+    // FB well below F + B, so that units pay; random starts with and without units.
+    std::vector<double> fb;
+    for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
+      fb.push_back(std::round(0.6 * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
+    p.cost.FB = PerStage::list(fb);
+    Schedule start = test::random_valid_paired(p, rng);
+    if (trial % 2) test::add_random_overlap(start, rng, 50);
+    if (test::uniform(rng, 0, 1)) {
+      auto peaks = peak_memory(start);
+      start.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
+    }
+    REQUIRE(verify(start).empty());
+    solver::LocalSearchOptions o;
+    o.max_evals = 3000;
+    o.seed = static_cast<uint64_t>(trial);
+    solver::LocalSearchStats stats;
+    Schedule out = solver::local_search(start, o, stats);
+    INFO("trial " << trial);
+    REQUIRE(verify(out).empty());
+    double before = objective_of(start), after = objective_of(out);
+    CHECK(after <= before);
+    improved += after < before;
+    paired += stats.improved_best[4] > 0 && out.has_overlap();
+  }
+  CHECK(improved > 40);
+  CHECK(paired > 10);  // the pair move finds units that pay
+}
+
+TEST_CASE("local search: from dualpipe, units and all, with FB below F + BW") {
+  for (double fb : {1.5, 2.2}) {
+    Problem p;
+    p.ranks = 4;
+    p.microbatches = 16;
+    p.direction = Direction::Bidirectional;
+    p.backward = BackwardMode::Mixed;
+    p.cost.comm = 0.1;
+    p.cost.FB = PerStage::of(fb);
+    Diagnostics d;
+    auto start = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);
+    REQUIRE(start.has_value());
+    REQUIRE(start->has_overlap());
+    solver::LocalSearchOptions o;
+    o.max_evals = 200'000;
+    solver::LocalSearchStats stats;
+    Schedule out = solver::local_search(*start, o, stats);
+    REQUIRE(verify(out).empty());
+    CHECK(out.has_overlap());
+    CHECK(objective_of(out) < objective_of(*start));  // dualpipe is improved on, not replaced
+  }
 }
