@@ -252,6 +252,7 @@ struct RankTerms {
   bool disjoint = false;       // the cap forces a backward before the last forward
   bool throughput = false;     // the memory-throughput term applies
   Wide throughput_span = 0;    // least time from the rank's first start to its last end by it
+  Wide fill = -1;              // forward work that fits before the first backward; -1: no limit
 };
 
 // The memory terms of one rank under its cap: fill and drain (Zero Bubble appendix B,
@@ -322,6 +323,7 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span
       fill = std::min(fill, sum);
       t.disjoint = k < f_costs.size();
     }
+    t.fill = fill;
     t.idle_head = std::max<Wide>(0, Wide{first_backward} - t.earliest - fill);
     t.idle_head_span = std::max<Wide>(0, Wide{min_first} - fill);
   }
@@ -330,6 +332,50 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span
     t.idle_tail = std::max<Wide>(0, Wide{min_chain} - pending);
   }
   return t;
+}
+
+// Lone forwards under saving units (docs/solver.md section 1, term 6): before r's first backward
+// can start (H_B) every step is a lone forward, and each lone forward leaves one backward of r
+// without a partner (units pair one forward with one backward; r holds as many of each). A lone
+// forward and a lone backward cost `e` more than their work shares, while the lone forwards cover
+// at most `f_max` each (and `fill` in all, under a cap) of [earliest, H_B). With k lone forwards
+// the rank needs work + k e + max(0, H_B - earliest - min(k f_max, fill)) after its earliest
+// start; the least over k >= 0 is what this returns (0 when no unit saves on the rank).
+Wide lone_forward_extra(const Problem& p, const Dag& g, const Costs& c, std::span<const int32_t> jobs, Wide fill) {
+  if (c.fb.empty()) return 0;
+  const bool fused = p.backward == BackwardMode::Fused, mixed = p.backward == BackwardMode::Mixed;
+  int64_t earliest = kNever, first_backward = kNever, f_max = 0;
+  int64_t e_f = kNever, e_x = kNever;
+  for (int32_t i : jobs) {
+    auto id = static_cast<size_t>(i);
+    Action a = g.act(id);
+    earliest = std::min(earliest, g.head[id]);
+    auto z = a.stage.index();
+    if (a.kind == ActionKind::F) {
+      f_max = std::max(f_max, c.f[z]);
+      e_f = std::min(e_f, c.f[z] - g.share[id]);
+    } else if (a.kind != ActionKind::W) {
+      first_backward = std::min(first_backward, g.head[id]);
+      int64_t extra = 0;
+      if (fused) {
+        extra = c.bw[z] - g.share[id];
+      } else if (!mixed) {
+        extra = c.b[z] - g.share[id];
+      } else {
+        // A lone B (its W alone too) or a lone BW.
+        auto w = static_cast<size_t>(node_of(p, a.mb.value, a.stage.value, ActionKind::W));
+        int64_t both = g.share[id] + g.share[w];
+        extra = std::min(c.b[z] + c.w[z] - both, c.bw[z] - both);
+      }
+      e_x = std::min(e_x, extra);
+    }
+  }
+  if (f_max == 0 || first_backward == kNever || e_f == kNever || e_x == kNever) return 0;
+  const Wide e = Wide{std::max<int64_t>(0, e_f)} + std::max<int64_t>(0, e_x);
+  const Wide d = std::max<Wide>(0, Wide{first_backward} - earliest);
+  const Wide coverable = fill < 0 ? d : std::min(d, fill);
+  // k e + (d - k f_max) falls with k while e < f_max, until the lone forwards cover what they can.
+  return (d - coverable) + (e >= f_max ? coverable : floor_div(coverable * e, f_max));
 }
 
 }  // namespace
@@ -368,8 +414,15 @@ LowerBound lower_bound(const Problem& p) {
       offer(jackson_bound(g, jobs), rank + "its work between the earliest start and the latest finish");
     }
     auto cap = p.cap_of(RankId(r));
+    RankTerms t;
+    if (cap) t = memory_terms(p, g, c, jobs, mem, chains, to_fixed(*cap, mscale));
+    if (p.objective == Objective::Makespan && !c.fb.empty()) {
+      int64_t earliest = kNever;
+      for (int32_t j : jobs) earliest = std::min(earliest, g.head[static_cast<size_t>(j)]);
+      Wide extra = lone_forward_extra(p, g, c, jobs, cap ? t.fill : Wide{-1});
+      if (extra > 0) offer(earliest + work + extra, rank + "its forwards before its first backward cannot join a unit");
+    }
     if (!cap) continue;
-    RankTerms t = memory_terms(p, g, c, jobs, mem, chains, to_fixed(*cap, mscale));
     Wide idle = t.disjoint ? t.idle_head + t.idle_tail : std::max(t.idle_head, t.idle_tail);
     Wide idle_span = t.disjoint ? t.idle_head_span + t.idle_tail : std::max(t.idle_head_span, t.idle_tail);
     bool makespan = p.objective == Objective::Makespan;

@@ -10,6 +10,9 @@
 //                                     winning bound term, overshoot, evaluations/s, monotonicity
 //   solver_bench --scale --time-limit 10
 //                                     large problems (pp up to 1024): the time limit's overshoot
+//   solver_bench --overlap --time-limit 20 --deterministic
+//                                     overlapped F&B units (FB below F + BW): dualpipe and
+//                                     dualpipev beside the synthesized schedule
 //   solver_bench --help
 
 #include <algorithm>
@@ -269,6 +272,55 @@ int scale_rows(double time_limit) {
   return 0;
 }
 
+// Overlapped F&B units: two directions (dualpipe's problem) and V-shapes (dualpipev's), mixed
+// backward, F = B = W = 1, comm 0.1, FB from well below F + BW to near it, uncapped and capped at
+// the family's own peak; the family, the synthesized schedule and the bound side by side.
+int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, double time_limit, bool deterministic,
+                 int threads) {
+  std::printf("| layout | pp | m | FB | cap | family | family makespan | ours | vs family | bound | gap | found by | seconds |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (std::string layout : {"bi", "V"})
+    for (int pp : pps)
+      for (int f : factors)
+        for (double fb : {1.5, 2.2, 2.6})
+          for (bool capped : {false, true}) {
+            ir::Problem p;
+            p.ranks = pp;
+            p.microbatches = f * pp;
+            p.backward = ir::BackwardMode::Mixed;
+            p.cost.comm = 0.1;
+            p.cost.FB = ir::PerStage::of(fb);
+            std::string family = layout == "bi" ? "dualpipe" : "dualpipev";
+            if (layout == "bi") p.direction = ir::Direction::Bidirectional;
+            else p.stages_per_rank = 2, p.placement = ir::PlacementKind::VShape;
+            Diagnostics d;
+            auto fam = solver::generate_family(family, p, {}, SourceLoc{}, d);
+            if (!fam) continue;
+            if (capped) {
+              auto peaks = ir::peak_memory(*fam);
+              p.memory.cap = ir::PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
+              fam->problem = p;
+            }
+            double fam_v = ir::simulate(*fam).timeline->metrics.makespan;
+            solver::SolveOptions o;
+            o.time_limit_s = time_limit;
+            o.deterministic = deterministic;
+            o.threads = threads;
+            auto t0 = std::chrono::steady_clock::now();
+            solver::SolveResult r = solver::synthesize(p, o);
+            double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (!r.schedule) continue;
+            double v = ir::simulate(*r.schedule).timeline->metrics.makespan;
+            auto prov = nlohmann::json::parse(r.schedule->provenance);
+            std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %+.2f%% | %s | %.1f%% | %s | %.1f |\n", layout.c_str(), pp,
+                        p.microbatches, format_number(fb).c_str(), cap_text(p).c_str(), family.c_str(),
+                        format_number(fam_v).c_str(), format_number(v).c_str(), 100 * (v - fam_v) / fam_v,
+                        format_number(r.lower_bound).c_str(), 100 * r.gap, prov.value("found_by", "").c_str(), secs);
+            std::fflush(stdout);
+          }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"schedc solver benchmark"};
   std::vector<int> pps{2, 4, 8, 16, 32};
@@ -301,7 +353,14 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "local search threads (0: every core)");
   bool scale_mode = false;
   app.add_flag("--scale", scale_mode, "large problems (pp 64 to 1024, m up to 1302) under --time-limit (default 10 s): seconds and overshoot");
+  bool overlap_mode = false;
+  app.add_flag("--overlap", overlap_mode, "overlapped F&B units: dualpipe and dualpipev beside the synthesized schedule (--pp, --m-factor)");
   CLI11_PARSE(app, argc, argv);
+  if (overlap_mode) {
+    if (!app.count("--pp")) pps = {4, 8};
+    if (!app.count("--m-factor")) factors = {4};
+    return overlap_rows(pps, factors, app.count("--time-limit") ? time_limit : 20, deterministic, threads);
+  }
   if (scale_mode) return scale_rows(app.count("--time-limit") ? time_limit : 10);
   if (!zb_path.empty()) return zb_table5(zb_path, time_limit, deterministic, zb_caps);
   if (grid_mode) {

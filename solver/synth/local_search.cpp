@@ -102,6 +102,13 @@ class Annealer {
     if (b < 0) return;
     set_unit(a, -1), set_unit(b, -1);
   }
+  /// The step at position i of an order: [i, i], or the two positions of i's unit.
+  std::pair<size_t, size_t> block_at(const std::vector<int32_t>& order, size_t i) const {
+    int32_t b = units_[static_cast<size_t>(order[i])];
+    if (b >= 0 && i + 1 < order.size() && order[i + 1] == b) return {i, i + 1};
+    if (b >= 0 && i > 0 && order[i - 1] == b) return {i - 1, i};
+    return {i, i};
+  }
   /// Breaks the units on rank r whose members a move left apart.
   void break_separated(size_t r) {
     const auto& order = cur_[r];
@@ -173,32 +180,44 @@ bool Annealer::move_w_gap() {
   return false;
 }
 
+// Swaps two neighbouring steps of a rank: an action, or an overlapped unit as a whole.
 bool Annealer::move_swap() {
   size_t r = pick_rank();
   auto& order = cur_[r];
   if (order.size() < 2) return false;
-  size_t i = static_cast<size_t>(pick(order.size() - 1));
-  int32_t a = order[i], b = order[i + 1];
-  for (int32_t k = 0; k < sim_.num_preds(b); ++k)
-    if (sim_.preds_begin(b)[k].node == a) return false;
+  auto [a0, a1] = block_at(order, static_cast<size_t>(pick(order.size() - 1)));
+  if (a1 + 1 >= order.size()) return false;
+  auto [b0, b1] = block_at(order, a1 + 1);
+  for (size_t y = b0; y <= b1; ++y)
+    for (int32_t k = 0; k < sim_.num_preds(order[y]); ++k)
+      for (size_t x = a0; x <= a1; ++x)
+        if (sim_.preds_begin(order[y])[k].node == order[x]) return false;
   save(r);
-  std::swap(order[i], order[i + 1]);
+  std::rotate(order.begin() + static_cast<long>(a0), order.begin() + static_cast<long>(b0), order.begin() + static_cast<long>(b1) + 1);
   return true;
 }
 
+// Moves one step (an action, or a unit as a whole) by up to 3pp slots.
 bool Annealer::move_shift() {
   size_t r = pick_rank();
   auto& order = cur_[r];
   if (order.size() < 2) return false;
   const auto reach = static_cast<int64_t>(3 * p_.ranks);
-  auto i = static_cast<int64_t>(pick(order.size()));
+  auto [a0, a1] = block_at(order, static_cast<size_t>(pick(order.size())));
   int64_t d = static_cast<int64_t>(pick(static_cast<uint64_t>(2 * reach))) - reach;
   if (d >= 0) ++d;
-  int64_t j = std::clamp<int64_t>(i + d, 0, static_cast<int64_t>(order.size()) - 1);
-  if (j == i) return false;
-  if (j < i && !same_rank_pred_before(order[static_cast<size_t>(i)], static_cast<size_t>(j))) return false;
+  const auto n = static_cast<int64_t>(order.size());
+  const auto len = static_cast<int64_t>(a1 - a0);
+  // The block's new first position.
+  int64_t j = std::clamp<int64_t>(static_cast<int64_t>(a0) + d, 0, n - 1 - len);
+  if (j == static_cast<int64_t>(a0)) return false;
+  if (j < static_cast<int64_t>(a0))
+    for (size_t x = a0; x <= a1; ++x)
+      if (!same_rank_pred_before(order[x], static_cast<size_t>(j))) return false;
   save(r);
-  move_to(order, static_cast<size_t>(i), static_cast<size_t>(j));
+  auto it = order.begin();
+  if (j < static_cast<int64_t>(a0)) std::rotate(it + j, it + static_cast<long>(a0), it + static_cast<long>(a1) + 1);
+  else std::rotate(it + static_cast<long>(a0), it + static_cast<long>(a1) + 1, it + j + len + 1);
   return true;
 }
 

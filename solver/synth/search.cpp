@@ -25,6 +25,7 @@
 #include "solver/synth/instance.h"
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
+#include "solver/synth/pair_greedy.h"
 #include "solver/synth/prove.h"
 #include "solver/synth/relax.h"
 #include "solver/synth/synthesize.h"
@@ -342,6 +343,15 @@ void Search::collect_incumbents() {
       slowest = std::max(slowest, elapsed() - t0);
     }
   }
+  // Where units are priced below their members, orders built around them (a DualPipe-like
+  // steady state the local search does not find on its own).
+  if (o_.use_greedy)
+    for (const PairVariant& v : pair_variants(p_)) {
+      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+      if (!o_.deterministic && elapsed() > o_.time_limit_s / 8) break;
+      const Deadline deadline = work_deadline();
+      if (auto s = pair_greedy(p_, v, &deadline)) offer(std::move(*s), v.name());
+    }
   // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
   // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
   const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
