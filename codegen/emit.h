@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "ir/program.h"
 #include "ir/schedule.h"
 #include "ir/simulate.h"
 
@@ -26,6 +27,13 @@ std::optional<StageOnTwoRanks> torch_csv_conflict(const ir::Problem& p);
 /// is I, our W is W, our BW is B), `(a;b)OVERLAP_F_B` for an overlapped unit. The schedule's
 /// problem has no torch_csv_conflict (the caller refuses one).
 std::string emit_torch_csv(const ir::Schedule& s);
+
+/// PyTorch pipelining's compute-and-comms CSV (`_PipelineScheduleRuntime._load_csv(f,
+/// format="compute_comms")`), from a lowered, verified program: per rank its compute tokens as
+/// emit_torch_csv writes them, each posted transfer as `{stage}SEND_F{mb}`, `RECV_F`, `SEND_B` or
+/// `RECV_B` in the program's posting order, and `{stage}REDUCE_GRAD` after each stage's last W or
+/// fused B. The program's problem has no torch_csv_conflict (the caller refuses one).
+std::string emit_torch_csv_comms(const ir::Program& prog);
 
 /// Chrome/Perfetto trace of the simulated timeline (1 time unit = 1 ms), via schedrt's writer.
 std::string emit_perfetto(const ir::Schedule& s, const ir::Timeline& t);

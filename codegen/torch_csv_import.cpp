@@ -1,4 +1,5 @@
-// Import of PyTorch pipelining's compute-only CSV. The file fixes the orders; the problem's shape
+// Import of PyTorch pipelining's CSV, compute-only or compute-and-comms (whose communication and
+// FSDP actions are checked for form and dropped). The file fixes the orders; the problem's shape
 // (ranks, stages, microbatches, direction, placement, backward mode) is inferred from it, and every
 // disagreement with a given field or with the verifier is reported at the cell that shows it.
 
@@ -209,6 +210,46 @@ class Importer {
   static constexpr std::string_view kSyntaxHint =
       "expected {stage}{F|I|W|B}{microbatch} such as `0F3`, `(0F7;7B3)OVERLAP_F_B`, or an empty cell";
 
+  // PyTorch's other action types: communication and FSDP steps of a `compute_comms` schedule.
+  static constexpr std::array<std::string_view, 7> kOther = {"UNSHARD", "RESHARD", "REDUCE_GRAD", "SEND_F",
+                                                             "RECV_F",  "SEND_B",  "RECV_B"};
+  static bool is_transfer(std::string_view name) { return name.starts_with("SEND_") || name.starts_with("RECV_"); }
+
+  // A compute_comms file's other actions: `{stage}SEND_F{mb}` (and RECV_F, SEND_B, RECV_B) and
+  // `{stage}REDUCE_GRAD`, `UNSHARD`, `RESHARD` (microbatch optional, as in torch's grammar).
+  // True when `t` is one: it is checked for form and then dropped, because the compute orders are
+  // the schedule and schedc derives the communication itself when it lowers (docs/formats.md).
+  bool skip_other_action(std::string_view t, size_t offset) {
+    std::string_view rest = t;
+    auto stage = digits(rest);
+    if (!stage) return false;
+    std::string_view name;
+    for (std::string_view other : kOther)
+      if (rest.starts_with(other)) name = other;
+    if (name.empty()) return false;
+    rest.remove_prefix(name.size());
+    std::string shown(t);
+    auto mb = digits(rest);
+    if (!mb && is_transfer(name)) {
+      error(DiagKind::BadToken, loc(offset),
+            backtick(shown) + " has no microbatch, expected {stage}" + std::string(name) + "{microbatch} such as `1" +
+                std::string(name) + "0`");
+    } else if (!rest.empty()) {
+      error(DiagKind::BadToken, loc(offset),
+            "bad action " + backtick(shown) + ": unexpected " + backtick(rest) + " after the " +
+                (mb ? "microbatch" : "action type"));
+    } else if (*stage >= kMaxStageIndex) {
+      error(DiagKind::OutOfRange, loc(offset),
+            backtick(shown) + " names stage " + std::to_string(*stage) + ", more than the limit of " +
+                std::to_string(kMaxStageIndex) + " stages");
+    } else if (mb && *mb >= ir::kMaxMicrobatches) {
+      error(DiagKind::OutOfRange, loc(offset),
+            backtick(shown) + " names microbatch " + std::to_string(*mb) + ", more than the limit of " +
+                std::to_string(ir::kMaxMicrobatches) + " microbatches");
+    }
+    return true;
+  }
+
   // One action token; reports at `offset` and returns nullopt when it is not a compute action.
   std::optional<Action> parse_action(std::string_view t, size_t offset) {
     std::string shown(t);
@@ -218,14 +259,12 @@ class Importer {
       error(DiagKind::BadToken, loc(offset), "bad action " + backtick(shown) + ", " + std::string(kSyntaxHint));
       return std::nullopt;
     }
-    // PyTorch's other action types: communication and FSDP steps of a `compute_comms` schedule.
-    static constexpr std::array<std::string_view, 7> kOther = {"UNSHARD", "RESHARD", "REDUCE_GRAD", "SEND_F",
-                                                               "RECV_F",  "SEND_B",  "RECV_B"};
+    // Reached only inside an overlapped unit: parse_cells takes a cell's own comm actions first.
     for (std::string_view other : kOther)
       if (rest.starts_with(other)) {
         error(DiagKind::Unsupported, loc(offset),
               backtick(shown) + " is a `" + std::string(other) +
-                  "` action; only compute-only files (F, I, W, B and (F;B)OVERLAP_F_B) can be imported");
+                  "` action; an overlapped unit holds compute actions only (F, I, W, B)");
         return std::nullopt;
       }
     if (rest.empty() || std::string_view("FIWB").find(rest.front()) == std::string_view::npos) {
@@ -323,6 +362,8 @@ class Importer {
         std::optional<Step> step;
         if (t.front() == '(') {
           step = parse_unit(t, offset);
+        } else if (skip_other_action(t, offset)) {
+          continue;
         } else if (auto a = parse_action(t, offset)) {
           step = Step{{*a}, {loc(offset)}};
         }

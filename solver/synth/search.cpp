@@ -26,6 +26,7 @@
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
 #include "solver/synth/pair_greedy.h"
+#include "solver/synth/progress.h"
 #include "solver/synth/prove.h"
 #include "solver/synth/relax.h"
 #include "solver/synth/synthesize.h"
@@ -199,7 +200,8 @@ bool native_family(const FamilyInfo& f, const ir::Problem& p) {
 
 class Search {
  public:
-  Search(const ir::Problem& p, const SolveOptions& o) : p_(p), o_(o), start_(Clock::now()) {}
+  Search(const ir::Problem& p, const SolveOptions& o)
+      : p_(p), o_(o), start_(Clock::now()), reporter_(o.progress, o.tty, start_) {}
 
   SolveResult run();
 
@@ -282,7 +284,9 @@ class Search {
   std::string method_ = "none";
   std::string solver_error_;
   nlohmann::ordered_json z3_stats_ = nlohmann::ordered_json::object();
-  double last_progress_ = -1;
+  bool bound_known_ = false;  // lower_ holds the computed bound (progress lines show it)
+  // Last: its timer thread stops before anything it could read goes away.
+  ProgressReporter reporter_;
 };
 
 void Search::offer(ir::Schedule s, const std::string& name, bool verified, size_t priority) {
@@ -418,22 +422,15 @@ void Search::collect_incumbents() {
 }
 
 void Search::progress(bool final) {
-  if (!o_.progress || !best_) return;
-  double now = elapsed();
-  if (!final && !o_.tty && now - last_progress_ < 1.0) return;
-  last_progress_ = now;
-  double gap = best_->value > 0 ? (best_->value - lower_) / best_->value : 0;
-  std::ostringstream line;
-  std::string unit = p_.time_unit.empty() ? "" : " " + p_.time_unit;
-  line << "solve: best " << format_number(best_->value) << unit << " (" << best_->name << "), bound "
-       << format_number(lower_) << unit << ", gap " << std::fixed << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1) << now << " s";
-  if (o_.tty) {
-    *o_.progress << "\r" << line.str() << "\x1b[K";
-    if (final) *o_.progress << "\n";
-  } else {
-    *o_.progress << line.str() << "\n";
+  if (!o_.progress) return;
+  ProgressState state;
+  if (best_) {
+    state.best = best_->value;
+    state.found_by = best_->name;
   }
-  o_.progress->flush();
+  if (bound_known_) state.bound = lower_;
+  state.unit = p_.time_unit;
+  reporter_.publish(state, final);
 }
 
 
@@ -765,6 +762,8 @@ SolveResult Search::run() {
   bound_seconds_ = elapsed() - bound_start;
   lower_ = lb.value;
   bound_reason_ = lb.reason;
+  bound_known_ = true;
+  progress();
   collect_incumbents();
   if (!best_) {
     r.status = SolveStatus::Infeasible;

@@ -13,11 +13,11 @@ namespace {
 
 // PyTorch's pipelining model has one rank per stage; a file with a stage on two rows is one its
 // validator rejects, so none is written.
-bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched) {
+bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, const std::string& format) {
   auto conflict = codegen::torch_csv_conflict(sched.problem);
   if (!conflict) return false;
   s.diags.error(DiagKind::Unsupported, in.spec.loc_of("direction"),
-                "torch-csv cannot express a bidirectional schedule: stage " +
+                format + " cannot express a bidirectional schedule: stage " +
                     backtick(std::to_string(conflict->stage.value)) + " runs on ranks " +
                     backtick(std::to_string(conflict->first.value)) + " and " +
                     backtick(std::to_string(conflict->second.value)) +
@@ -35,8 +35,8 @@ void add_schedule_command(CLI::App& app, int& rc) {
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
-  cmd->add_option("--format", opts->format, "json | torch-csv | text | perfetto | svg | program")
-      ->check(CLI::IsMember({"json", "torch-csv", "text", "perfetto", "svg", "program"}));
+  cmd->add_option("--format", opts->format, "json | torch-csv | torch-csv-comms | text | perfetto | svg | program")
+      ->check(CLI::IsMember({"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->args.add_to(*cmd);
   cmd->callback([opts, &rc] {
@@ -50,7 +50,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
     const ir::Timeline& t = done->timeline;
     std::string out;
     const std::string& f = opts->format;
-    if (f == "torch-csv" && refuse_torch_csv(s, done->input, *sched)) {
+    if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, done->input, *sched, f)) {
       rc = s.finish(kInputError);
       return;
     }
@@ -59,14 +59,15 @@ void add_schedule_command(CLI::App& app, int& rc) {
     else if (f == "text") out = codegen::emit_text(*sched, t);
     else if (f == "perfetto") out = codegen::emit_perfetto(*sched, t);
     else if (f == "svg") out = codegen::emit_svg(*sched, t);
-    else if (f == "program") {
+    else if (f == "program" || f == "torch-csv-comms") {
+      // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
       int code = kInputError;
       auto prog = lower_verified(s, done->input, *sched, &code);
       if (!prog) {
         rc = s.finish(code);
         return;
       }
-      out = ir::format_program(*prog);
+      out = f == "program" ? ir::format_program(*prog) : codegen::emit_torch_csv_comms(*prog);
     }
     rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
   });

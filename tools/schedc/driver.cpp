@@ -227,7 +227,7 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
 }
 
 void ScheduleArgs::add_to(CLI::App& cmd) {
-  cmd.add_option("input", path, "a .sched spec, schedule .json or torch .csv; - reads a spec from stdin (omit with --family or --solve)");
+  cmd.add_option("input", path, "a .sched spec, schedule JSON (by its .json suffix or its content) or torch .csv; - reads a spec or schedule JSON from stdin (omit with --family or --solve)");
   problem.add_to(cmd);
   schedule.add_to(cmd);
 }
@@ -251,6 +251,13 @@ int Session::finish(int code) {
 int32_t Session::read_file(const std::string& path) { return read_source(sources, diags, path); }
 
 namespace {
+
+// A schedule JSON document is an object; neither a spec nor a CSV row can start with `{`, so a copy
+// saved without the `.json` suffix (`sched_copy.txt`, a pipe) is still read as one.
+bool looks_like_json(std::string_view text) {
+  size_t i = text.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && text[i] == '{';
+}
 
 // Every problem field a JSON schedule or torch-csv import fixes.
 void mark_all_given(Input& in) {
@@ -283,7 +290,10 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
     in.file = s.read_file(path);
     if (in.file < 0) return std::nullopt;
     in.spec.file = in.file;
-    if (ends_with(path, ".json")) {
+    // The suffix names the format when it is `.json` or `.csv`; any other name (a `.sched` spec, a
+    // copy saved as `.txt`, stdin) is read as schedule JSON when its content is one.
+    const bool csv = ends_with(path, ".csv");
+    if (ends_with(path, ".json") || (!csv && looks_like_json(s.sources.text(in.file)))) {
       in.kind = Input::Kind::ScheduleJson;
       auto sched = ir::read_schedule_json(s.sources, in.file, s.diags);
       if (!sched) return std::nullopt;
@@ -292,7 +302,7 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
       in.spec.schedule.ranks = std::move(sched->ranks);
       in.spec.schedule.overlap = std::move(sched->overlap);
       mark_all_given(in);
-    } else if (ends_with(path, ".csv")) {
+    } else if (csv) {
       in.kind = Input::Kind::TorchCsv;
       frontend::Spec base;
       flags.apply(base, true);
