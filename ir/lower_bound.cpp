@@ -340,7 +340,7 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span
 // forward and a lone backward cost `e` more than their work shares, while the lone forwards cover
 // at most `f_max` each (and `fill` in all, under a cap) of [earliest, H_B). With k lone forwards
 // the rank needs work + k e + max(0, H_B - earliest - min(k f_max, fill)) after its earliest
-// start; the least over k >= 0 is what this returns (0 when no unit saves on the rank).
+// start; the least over k >= 1 is what this returns (0 when no unit saves on the rank).
 Wide lone_forward_extra(const Problem& p, const Dag& g, const Costs& c, std::span<const int32_t> jobs, Wide fill) {
   if (c.fb.empty()) return 0;
   const bool fused = p.backward == BackwardMode::Fused, mixed = p.backward == BackwardMode::Mixed;
@@ -374,8 +374,12 @@ Wide lone_forward_extra(const Problem& p, const Dag& g, const Costs& c, std::spa
   const Wide e = Wide{std::max<int64_t>(0, e_f)} + std::max<int64_t>(0, e_x);
   const Wide d = std::max<Wide>(0, Wide{first_backward} - earliest);
   const Wide coverable = fill < 0 ? d : std::min(d, fill);
-  // k e + (d - k f_max) falls with k while e < f_max, until the lone forwards cover what they can.
-  return (d - coverable) + (e >= f_max ? coverable : floor_div(coverable * e, f_max));
+  // At least one pair is lone: the backward of r's last forward has no forward left to join.
+  // k e + max(0, d - min(k f_max, fill)) is convex in k: least at k = 1, or, while e < f_max, where
+  // the lone forwards cover all they can (k = coverable / f_max, when that is above 1).
+  Wide at_one = e + std::max<Wide>(0, d - std::min<Wide>(f_max, coverable));
+  if (e >= f_max || coverable <= f_max) return at_one;
+  return std::min(at_one, (d - coverable) + floor_div(coverable * e, f_max));
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ int64_t estimate_literals(const Instance& inst, int32_t horizon) {
   return n;
 }
 
-TimeIndexedModel::TimeIndexedModel(const Instance& inst, int32_t horizon, bool max_span, z3::context& ctx)
-    : inst_(inst), horizon_(horizon), max_span_(max_span), ctx_(ctx), solver_(make_solver(ctx)) {
+TimeIndexedModel::TimeIndexedModel(const Instance& inst, int32_t horizon, bool max_span, z3::context& ctx,
+                                   const std::atomic<bool>* stop)
+    : inst_(inst), horizon_(horizon), max_span_(max_span), ctx_(ctx), solver_(make_solver(ctx)), stop_(stop) {
   build();
 }
 
@@ -69,6 +70,7 @@ void TimeIndexedModel::build() {
   }
   std::string name;
   for (size_t a = 0; a < n; ++a) {
+    if (stopping()) return;
     auto& vars = y_[a];
     vars.reserve(static_cast<size_t>(late_[a] - early_[a]));
     for (int32_t t = early_[a]; t < late_[a]; ++t) {
@@ -82,7 +84,8 @@ void TimeIndexedModel::build() {
     }
   }
   // Precedence: start(b) >= start(a) + dur(a) + lag.
-  for (size_t a = 0; a < n; ++a)
+  for (size_t a = 0; a < n; ++a) {
+    if (stopping()) return;
     for (const auto& e : inst_.succ[a]) {
       auto b = static_cast<size_t>(e.to);
       int32_t delta = inst_.dur[a] + e.lag;
@@ -93,8 +96,10 @@ void TimeIndexedModel::build() {
         ++stats_.clauses;
       }
     }
+  }
   // One running action per rank and step: running(a, t) = Y(a, t) && !Y(a, t - dur).
   for (size_t r = 0; r < inst_.on_rank.size(); ++r) {
+    if (stopping()) return;
     const auto& acts = inst_.on_rank[r];
     int32_t lo = horizon_, hi = 0;
     for (int32_t a : acts) {
@@ -146,6 +151,7 @@ void TimeIndexedModel::build() {
   }
   // Memory: after every start of an action that adds memory, the rank's prefix sum is <= cap.
   for (size_t r = 0; r < inst_.on_rank.size(); ++r) {
+    if (stopping()) return;
     if (inst_.cap[r] < 0 || memory_counters(r)) continue;
     const auto& acts = inst_.on_rank[r];
     std::vector<char> check(static_cast<size_t>(horizon_ + 1), 0);

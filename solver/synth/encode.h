@@ -5,6 +5,7 @@
 // and step as at-most-one constraints; the memory cap as pseudo-Boolean constraints on prefix sums;
 // deadlines (makespan or per-rank span) as assumptions so that one solver serves every probe.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,7 +33,11 @@ class TimeIndexedModel {
  public:
   /// Builds the constraints for schedules that finish within `horizon` steps. `max_span` adds
   /// per-rank origins so that probes can bound every rank's span instead of the makespan.
-  TimeIndexedModel(const Instance& inst, int32_t horizon, bool max_span, z3::context& ctx);
+  /// `stop` (an interrupt) ends the building early: then interrupted() is true and the model is
+  /// unusable (it proves nothing, feasible_horizon() included).
+  TimeIndexedModel(const Instance& inst, int32_t horizon, bool max_span, z3::context& ctx,
+                   const std::atomic<bool>* stop = nullptr);
+  bool interrupted() const { return interrupted_; }
 
   /// False when no schedule fits the horizon at all (some window is empty).
   bool feasible_horizon() const { return feasible_; }
@@ -64,6 +69,12 @@ class TimeIndexedModel {
   z3::context& ctx_;
   z3::solver solver_;
   bool feasible_ = true;
+  bool interrupted_ = false;
+  const std::atomic<bool>* stop_ = nullptr;
+  /// True (and interrupted_ set) once `stop_` says so.
+  bool stopping() {
+    return interrupted_ = interrupted_ || (stop_ && stop_->load(std::memory_order_relaxed));
+  }
   std::vector<int32_t> early_, late_;           // window of each action's start
   std::vector<std::vector<z3::expr>> y_;        // y_[a][t - early]
   std::vector<std::vector<z3::expr>> origin_;   // max-span: [r][t] <=> origin(r) <= t

@@ -27,7 +27,9 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   int64_t grid = exact_grid(no_comm) * std::max<int64_t>(1, scale / ir::time_scale(no_comm));
   std::optional<Instance> inst;
   int32_t horizon = 0;
+  auto stopped = [&] { return o.stop && o.stop->load(std::memory_order_relaxed); };
   for (int attempt = 0; attempt < 12; ++attempt) {
+    if (stopped()) return out;
     InstanceOptions io;
     io.ticks_per_step = grid;
     io.round_down = true;
@@ -44,8 +46,8 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   // Only a probe at H >= floor(lower / g) can raise the bound: an unsat there proves (H + 1) g.
   int32_t lo = static_cast<int32_t>(lb / grid), hi = horizon - 1;
   if (lo > hi) return out;
-  TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx);
-  if (!model.feasible_horizon()) return out;  // cannot be: the incumbent's image fits
+  TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx, o.stop);
+  if (model.interrupted() || !model.feasible_horizon()) return out;  // cannot be: the incumbent's image fits
   int32_t proved = -1;  // the largest horizon shown to have no solution
   // The first probe at lo says whether the relaxation beats the bound at all; then steps that
   // double while unsat (a probe far above the optimum is sat quickly, one just below it is the

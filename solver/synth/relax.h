@@ -6,6 +6,7 @@
 // every schedule has T >= (H + 1) g. It sees what the closed-form terms of ir::lower_bound cannot:
 // how the cap, the dependencies and one action at a time per rank interact.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +24,8 @@ struct RelaxOptions {
   std::function<bool(z3::params&)> limits;
   /// Called after every probe with the solver's rlimit count (deterministic budgets).
   std::function<void(uint64_t)> used;
+  /// An interrupt: ends building the instance and the model early (nothing is proved then).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct Relaxation {

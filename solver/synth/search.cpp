@@ -499,7 +499,8 @@ void Search::z3_search() {
   if (hi < lo || out_of_budget()) return;
   z3::context ctx;
   Z3Interrupter interrupter(ctx, o_.stop);
-  TimeIndexedModel model(*inst, horizon, !makespan, ctx);
+  TimeIndexedModel model(*inst, horizon, !makespan, ctx, o_.stop);
+  if (model.interrupted()) return;  // half built: it says nothing
   encoding_ = model.stats();
   if (std::getenv("SCHEDC_DEBUG"))
     std::fprintf(stderr, "debug: model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld\n",
@@ -597,6 +598,7 @@ void Search::relax() {
     return true;
   };
   ro.used = [&](uint64_t count) { spent = count; };
+  ro.stop = o_.stop;
   Relaxation rx = relaxed_bound(p_, lower_, best_->value, ctx, ro);
   probes_ += rx.probes;
   rlimit_used_ += spent;
