@@ -334,7 +334,63 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span
   return t;
 }
 
-// Lone forwards under saving units (docs/solver.md section 1, term 6): before r's first backward
+// One microbatch at a time (docs/solver.md section 1, term 6): when the cap leaves no room for a
+// forward beside what any other microbatch still holds on r (and no microbatch ever holds less
+// than nothing, so the others only add to it), their stays on r cannot overlap. In a
+// split problem a microbatch holds F from its forward's start and F + B from its B's start until
+// its W starts; if any of those amounts plus any forward of r exceeds the cap, another forward of r
+// must come after that W in r's order, so after it ends (a W is never in a unit): the stays
+// [F.start, W.end) are disjoint, each at least d(F) + L + d(B) + d(W). Where only two forwards
+// cannot coexist (or the backward is fused or mixed, whose BW may share a unit with the next
+// forward), the stays end at the backward's start: d(F) + L, and the last backward still runs.
+// Returns the least span from the first stay's start to the end (0 when the cap leaves room).
+struct OneAtATime {
+  Wide span = 0;
+  int64_t first = kNever;  // least head of r's forwards
+};
+
+OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t> jobs,
+                         const std::vector<StageMemory>& mem, const std::vector<int64_t>& chains, int64_t cap) {
+  OneAtATime out;
+  const bool split = p.backward == BackwardMode::Split;
+  const int32_t S = p.num_stages();
+  int64_t min_f = kNever, min_held = kNever;
+  for (int32_t i : jobs) {
+    Action a = g.act(static_cast<size_t>(i));
+    if (a.kind != ActionKind::F) continue;
+    const StageMemory& m = mem[a.stage.index()];
+    // Every other (mb, s) of r must hold a non-negative amount at all times, finished ones too:
+    // one that frees more than it took makes room for another forward.
+    if (m.f < 0 || (p.backward != BackwardMode::Fused && (m.f + m.b < 0 || m.f + m.b + m.w < 0))) return out;
+    min_f = std::min(min_f, m.f);
+    min_held = std::min(min_held, split ? std::min(m.f, m.f + m.b) : m.f);
+  }
+  if (min_f == kNever || min_f <= 0) return out;
+  const bool to_w = split && min_held > 0 && Wide{min_held} + min_f > cap;
+  if (!to_w && Wide{min_f} + min_f <= cap) return out;
+  int64_t last = kNever;  // the least time r still runs after its last stay ends
+  for (int32_t i : jobs) {
+    auto id = static_cast<size_t>(i);
+    Action a = g.act(id);
+    if (a.kind != ActionKind::F) continue;
+    out.first = std::min(out.first, g.head[id]);
+    const ActionKind bk = p.backward == BackwardMode::Fused ? ActionKind::BW : ActionKind::B;
+    auto b = static_cast<size_t>(node_of(p, a.mb.value, a.stage.value, bk));
+    Wide stay = Wide{g.dur[id]} + chains[static_cast<size_t>(p.direction_of(a.mb) * S + a.stage.value)];
+    if (to_w) {
+      auto w = static_cast<size_t>(node_of(p, a.mb.value, a.stage.value, ActionKind::W));
+      stay += Wide{g.dur[b]} + g.dur[w];
+      last = 0;
+    } else {
+      last = std::min(last, g.dur[b]);
+    }
+    out.span += stay;
+  }
+  out.span += last == kNever ? 0 : last;
+  return out;
+}
+
+// Lone forwards under saving units (docs/solver.md section 1, term 5): before r's first backward
 // can start (H_B) every step is a lone forward, and each lone forward leaves one backward of r
 // without a partner (units pair one forward with one backward; r holds as many of each). A lone
 // forward and a lone backward cost `e` more than their work shares, while the lone forwards cover
@@ -433,6 +489,9 @@ LowerBound lower_bound(const Problem& p) {
     offer(makespan ? t.earliest + t.work + idle : t.work + idle_span, rank + "fill and drain under the memory cap");
     if (t.throughput)
       offer(makespan ? t.earliest + t.throughput_span : t.throughput_span, rank + "memory throughput under the cap");
+    OneAtATime one = one_at_a_time(p, g, jobs, mem, chains, to_fixed(*cap, mscale));
+    if (one.span > 0)
+      offer(makespan ? one.first + one.span : one.span, rank + "the cap holds one microbatch at a time");
   }
   return best;
 }
