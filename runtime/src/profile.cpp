@@ -76,8 +76,7 @@ struct Buffers {
 };
 
 StageTimes profile_stage(Backend& backend, const ProgramInfo& info, const StageConfig& cfg, int32_t s) {
-  auto own = backend.make_stage(cfg, s);
-  std::unique_ptr<Stage> stage = own ? std::move(own) : make_stage(cfg, s);
+  std::unique_ptr<Stage> stage = backend.make_stage(cfg, s);
   const size_t bytes = stage->boundary_bytes();
   Buffers buf{backend, {}};
   const bool first = s == 0, last = s + 1 == info.stages;
@@ -183,10 +182,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   }
   // The boundary tensor's size, as the stages say (the same for every stage).
   size_t bytes = 0;
-  {
-    auto own = backend.make_stage(cfg, 0);
-    bytes = (own ? std::move(own) : make_stage(cfg, 0))->boundary_bytes();
-  }
+  bytes = backend.make_stage(cfg, 0)->boundary_bytes();
   std::set<std::pair<int32_t, int32_t>> pairs;
   for (int32_t d = 0; d < info.num_directions(); ++d)
     for (int32_t s = 0; s + 1 < S; ++s) {
@@ -239,7 +235,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
             [](const PairTime& x, const PairTime& y) { return std::pair(x.a, x.b) < std::pair(y.a, y.b); });
   std::ostringstream o;
   o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
-    << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(to_string(cfg.kind))
+    << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(cfg.stage)
     << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
     << ", \"layers\": " << cfg.layers << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
     << ", \"stages\": " << S << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f)
@@ -252,7 +248,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
     o << (i ? ", " : "") << "{\"ranks\": [" << pair_times[i].a << ", " << pair_times[i].b
       << "], \"one_way_us\": " << num(pair_times[i].one_way_us) << "}";
   o << "]";
-  if (cfg.kind == StageKind::Mlp) {
+  if (cfg.stage == "mlp") {
     // Two FLOPs per multiply-add of the GEMMs; stage 0's B skips its first layer's input gradient.
     double gemm = 2.0 * cfg.batch * static_cast<double>(cfg.hidden) * cfg.hidden;
     std::vector<double> ff(static_cast<size_t>(S), gemm * cfg.layers), fw = ff, fbk = ff;

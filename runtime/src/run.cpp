@@ -228,8 +228,9 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   }
   double measured = makespans.back();
   double simulated_s = info.simulated_makespan * opt.ms_per_unit / 1e3;
-  bool synthetic = cfg.kind == StageKind::Synthetic;
-  bool mlp = cfg.kind == StageKind::Mlp;
+  bool synthetic = cfg.stage == "synthetic";
+  // A stage with a sequential reference has a loss and weights: report the loss and the sizes.
+  bool mlp = has_sequential_reference(cfg.stage);
   bool ok = true;
   Reference ref;
   Comparison cmp;
@@ -249,7 +250,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   if (opt.format == "json") {
     std::ostringstream o;
     o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << json_quote(backend.name())
-      << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << json_quote(to_string(cfg.kind))
+      << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << json_quote(cfg.stage)
       << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"steps\": " << steps
       << ", \"interpret\": " << (opt.interpret ? "true" : "false") << ", \"loss\": " << (mlp ? num(loss) : "null")
       << ", \"reference_loss\": " << (opt.check ? num(ref.loss) : "null")
@@ -270,7 +271,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   } else {
     std::ostringstream o;
     o << "schedrt: " << info.source << ": " << info.ranks << " ranks on " << backend.name() << ", stage "
-      << to_string(cfg.kind);
+      << cfg.stage;
     if (mlp) o << " (" << to_string(cfg.dtype) << ", hidden " << cfg.hidden << ", layers " << cfg.layers << ", batch " << cfg.batch << ")";
     o << ", " << m << " microbatches, " << steps << (steps == 1 ? " step" : " steps") << "\n";
     if (mlp) o << "  loss " << num(loss) << (opt.check ? " (sequential reference " + num(ref.loss) + ")" : "") << "\n";
@@ -286,7 +287,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
   if (!opt.trace_path.empty()) {
     std::vector<std::pair<std::string, std::string>> meta = {
         {"source", json_quote(info.source)},  {"measured", "true"},
-        {"backend", json_quote(backend.name())}, {"stage", json_quote(to_string(cfg.kind))},
+        {"backend", json_quote(backend.name())}, {"stage", json_quote(cfg.stage)},
         {"makespan_s", num(measured)},     {"simulated_makespan", num(info.simulated_makespan)},
         {"ms_per_unit", num(opt.ms_per_unit)}};
     // Atomically: a temporary beside a regular (or new) file, renamed over it once complete, so a
@@ -329,7 +330,7 @@ int64_t thread_cpu_ns() {
 
 StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
   StageConfig c;
-  c.kind = stage_kind(o.stage).value_or(StageKind::Mlp);
+  c.stage = o.stage;
   c.hidden = o.hidden;
   c.layers = o.layers;
   c.batch = o.batch;
@@ -353,8 +354,7 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& opt) 
   for (int32_t d = 0; d < info.num_directions(); ++d)
     for (int32_t s = 0; s < S; ++s)
       if (info.rank_of(d, s) == rank) {
-        auto own = backend.make_stage(cfg, s);  // a device backend's stage, or the CPU one
-        stages[static_cast<size_t>(d * S + s)] = own ? std::move(own) : make_stage(cfg, s);
+        stages[static_cast<size_t>(d * S + s)] = backend.make_stage(cfg, s);
       }
   ContextImpl ctx(info, backend, std::move(stages), opt);
   Context calls(ctx);

@@ -105,8 +105,7 @@ void add_profile_command(CLI::App& app, int& rc) {
   cmd->add_flag("--write", opts->write, "update the spec's cost block in place (atomically; nothing else changes)");
   cmd->add_option("--format", opts->format, "text (a cost block) | json (the raw measurements)")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--cache-dir", opts->build.cache_dir, "build cache (as for `schedc run`)");
-  cmd->add_flag("--verbose,-v", opts->build.verbose, "print the compiler and launcher commands");
+  opts->build.add_to(*cmd);
   opts->problem.add_to(*cmd);
   opts->schedule.add_to(*cmd);
   opts->runtime.add_to(*cmd, false);
@@ -147,6 +146,12 @@ void add_profile_command(CLI::App& app, int& rc) {
       return;
     }
     const codegen::RuntimeConfig& cfg = *settings;
+    auto stages = opts->build.stage_sources.empty() ? std::optional(builtin_stages())
+                                                    : executor_stages(s, *exe, opts->build.verbose);
+    if (!stages || !check_stage(s, *ex, cfg, opts->runtime, false, *stages, !opts->build.stage_sources.empty())) {
+      rc = s.finish(kInputError);
+      return;
+    }
     TempFile out;
     if (out.path.empty()) {
       s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");

@@ -39,7 +39,7 @@ struct RankTable {
 /// The spec's runtime block: the executor's defaults (its flags override them; see RunOptions).
 struct RunDefaults {
   const char* backend = "threads";  // threads | mpi
-  const char* stage = "mlp";        // mlp | synthetic | noop
+  const char* stage = "mlp";        // a registered stage (schedrt/stage.h): mlp, synthetic, noop or the user's
   const char* dtype = "fp64";       // fp64 | fp32
   int32_t hidden = 64;
   int32_t layers = 2;

@@ -10,7 +10,7 @@ namespace schedrt {
 
 struct RunOptions {
   std::string backend = "threads";  // threads | mpi | cuda
-  std::string stage = "mlp";        // mlp | synthetic | noop
+  std::string stage = "mlp";        // a registered stage (schedrt/stage.h): mlp, synthetic, noop or the user's
   std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;
   int32_t layers = 2;
