@@ -16,7 +16,13 @@ struct RuntimeConfig {
   std::string stage = "mlp";        // mlp | synthetic | noop | a stage compiled in (--stage-source)
   std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;              // mlp: Linear(hidden, hidden)
-  int32_t layers = 2;               // mlp: layers per stage
+  int32_t layers = 2;               // layers per stage, on every stage
+  /// Not from the runtime block but from the spec's `model`: the layers of each stage (empty
+  /// without a model, or when `--layers` replaces them), and whether the model has an embedding
+  /// and a head. The executor hands them to its stages (schedrt::StageConfig).
+  std::vector<int32_t> layers_per_stage;
+  bool embedding = false;
+  bool head = false;
   int32_t batch = 8;                // mlp: rows per microbatch
   int64_t seed = 1;
   double ms_per_unit = 10;          // synthetic: milliseconds per cost unit

@@ -5,9 +5,11 @@
 //   x2 = x + Attn(LN1(x))        single-head causal self-attention, Wq, Wk, Wv, Wo: d x d
 //   y  = x2 + MLP(LN2(x2))       Linear(d, 4d) + SiLU + Linear(4d, d)
 //
-// `layers` blocks per pipeline stage; stage 0 makes its microbatch's tokens from the seed, the
-// last stage computes a mean-squared-error loss against seeded targets. fp64 or fp32 (the class
-// is a template on the scalar). The backward is split as a zero-bubble schedule wants it: B
+// layers_of(stage) blocks on each pipeline stage (the spec's `model` partition, as `schedc check`
+// prints it, else the runtime block's `layers` on every stage; a stage of 0 blocks passes its
+// input on). Stage 0 makes its microbatch's tokens from the seed, standing in for an embedding;
+// the last stage computes a mean-squared-error loss against seeded targets, standing in for a
+// head. fp64 or fp32 (the class is a template on the scalar). The backward is split as a zero-bubble schedule wants it: B
 // computes the input gradient and keeps the gradient at every weight's output; W computes the
 // weight gradients from those and the activations F kept. Every loop runs in a fixed order, and
 // microbatch gradients are kept apart and summed in microbatch order at the end of the step (a
@@ -45,7 +47,7 @@ class Block final : public schedrt::Stage {
  public:
   Block(const schedrt::StageConfig& c, int32_t stage)
       : d_(static_cast<size_t>(c.hidden)), f_(4 * d_), n_(static_cast<size_t>(c.batch)),
-        blocks_(static_cast<size_t>(c.layers)), last_(stage + 1 == c.num_stages),
+        blocks_(static_cast<size_t>(c.layers_of(stage))), last_(stage + 1 == c.num_stages),
         m_(static_cast<size_t>(c.microbatches)), seed_(c.seed) {
     per_block_ = 4 * d_ + 4 * d_ * d_ + d_ * f_ + f_ + f_ * d_ + d_;
     params_.resize(blocks_ * per_block_);

@@ -119,7 +119,7 @@ int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
   app.add_flag("--list-stages", f.list_stages, "list the stages registered in this executor and exit");
   app.add_option("--dtype", f.dtype, "fp64 | fp32 | bf16: mlp precision (bf16: cuda only)")->type_name("NAME");
   app.add_option("--hidden", f.hidden, "mlp width h of Linear(h, h), 1..4096")->type_name("N");
-  app.add_option("--layers", f.layers, "mlp layers per stage, 1..64")->type_name("N");
+  app.add_option("--layers", f.layers, "layers on every stage, 1..64 (instead of the spec's model partition)")->type_name("N");
   app.add_option("--batch", f.batch, "mlp rows per microbatch, 1..4096")->type_name("N");
   app.add_option("--seed", f.seed, "weights, inputs and targets, >= 0")->type_name("N");
   app.add_option("--ms-per-unit", f.ms_per_unit, "synthetic: milliseconds per cost unit")->type_name("X");
@@ -148,7 +148,10 @@ int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
     if (given("--stage")) o.stage = f.stage;
     if (given("--dtype")) o.dtype = one_of("--dtype", f.dtype, {"fp64", "fp32", "bf16"});
     if (given("--hidden")) o.hidden = static_cast<int32_t>(parse_int("--hidden", f.hidden, 1, 4096));
-    if (given("--layers")) o.layers = static_cast<int32_t>(parse_int("--layers", f.layers, 1, 64));
+    if (given("--layers")) {
+      o.layers = static_cast<int32_t>(parse_int("--layers", f.layers, 1, 64));
+      o.layers_per_stage.clear();
+    }
     if (given("--batch")) o.batch = static_cast<int32_t>(parse_int("--batch", f.batch, 1, 4096));
     if (given("--seed")) o.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, INT64_MAX));
     if (given("--ms-per-unit")) o.ms_per_unit = parse_double("--ms-per-unit", f.ms_per_unit, 0, 1e5);
@@ -197,6 +200,7 @@ RunOptions default_options(const ProgramInfo& info) {
   o.dtype = d.dtype;
   o.hidden = d.hidden;
   o.layers = d.layers;
+  if (info.layers_per_stage) o.layers_per_stage.assign(info.layers_per_stage, info.layers_per_stage + info.stages);
   o.batch = d.batch;
   o.seed = d.seed;
   o.ms_per_unit = d.ms_per_unit;

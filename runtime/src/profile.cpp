@@ -233,11 +233,13 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   }
   std::sort(pair_times.begin(), pair_times.end(),
             [](const PairTime& x, const PairTime& y) { return std::pair(x.a, x.b) < std::pair(y.a, y.b); });
+  std::vector<double> per_stage_layers(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) per_stage_layers[static_cast<size_t>(s)] = cfg.layers_of(s);
   std::ostringstream o;
   o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
     << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(cfg.stage)
     << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
-    << ", \"layers\": " << cfg.layers << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
+    << ", \"layers\": " << cfg.layers << ", \"layers_per_stage\": " << list(per_stage_layers) << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
     << ", \"stages\": " << S << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f)
     << ", \"B\": " << list(b) << ", \"W\": " << list(w) << ", \"FB\": " << (info.cost_fb ? list(fb) : "null");
   double comm = 0;
@@ -251,8 +253,10 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   if (cfg.stage == "mlp") {
     // Two FLOPs per multiply-add of the GEMMs; stage 0's B skips its first layer's input gradient.
     double gemm = 2.0 * cfg.batch * static_cast<double>(cfg.hidden) * cfg.hidden;
-    std::vector<double> ff(static_cast<size_t>(S), gemm * cfg.layers), fw = ff, fbk = ff;
-    fbk[0] = gemm * (cfg.layers - 1);
+    std::vector<double> ff(per_stage_layers.begin(), per_stage_layers.end());
+    for (double& x : ff) x *= gemm;
+    std::vector<double> fw = ff, fbk = ff;
+    fbk[0] = gemm * std::max(0.0, per_stage_layers[0] - 1);
     o << ", \"flops\": {\"F\": " << list(ff) << ", \"B\": " << list(fbk) << ", \"W\": " << list(fw) << "}";
   } else {
     o << ", \"flops\": null";

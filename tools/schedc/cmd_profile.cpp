@@ -166,11 +166,12 @@ void add_profile_command(CLI::App& app, int& rc) {
                              "--stage",       cfg.stage,
                              "--dtype",       cfg.dtype,
                              "--hidden",      std::to_string(cfg.hidden),
-                             "--layers",      std::to_string(cfg.layers),
                              "--batch",       std::to_string(cfg.batch),
                              "--seed",        std::to_string(cfg.seed),
                              "--ms-per-unit", std::to_string(cfg.ms_per_unit),
                              "--timeout",     std::to_string(cfg.timeout)});
+    // The executor has the model's partition; --layers would replace it with one count.
+    if (cfg.layers_per_stage.empty()) argv.insert(argv.end(), {"--layers", std::to_string(cfg.layers)});
     int status = launch_executor(s, argv, opts->build.verbose);
     if (status != 0) {
       if (status != 127 && status <= 128)

@@ -56,7 +56,7 @@ void RuntimeFlags::apply(codegen::RuntimeConfig& c) const {
   if (stage) c.stage = *stage;
   if (dtype) c.dtype = *dtype;
   if (hidden) c.hidden = *hidden;
-  if (layers) c.layers = *layers;
+  if (layers) c.layers = *layers, c.layers_per_stage.clear();  // the same count on every stage
   if (batch) c.batch = *batch;
   if (seed) c.seed = *seed;
   if (ms_per_unit) c.ms_per_unit = *ms_per_unit;
@@ -129,6 +129,21 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
   // and simulated times compare directly), unless `ms_per_unit` says otherwise.
   if (const Unit* unit = find_unit(in.spec.problem.time_unit); unit && !in.spec.runtime.find("ms_per_unit"))
     ex.runtime.ms_per_unit = unit->scale / 1e6;
+  // The model's partition reaches the stages (each builds its own stage's layers), unless
+  // --layers asks for one count everywhere (flags->apply below).
+  if (const auto& lps = in.spec.layers_per_stage; !lps.empty()) {
+    if (const int32_t S = in.spec.problem.num_stages(); lps.size() != static_cast<size_t>(S) && !(flags && flags->layers)) {
+      s.diags.error(DiagKind::BadValue, in.spec.loc_of("model"),
+                    "the model's partition gives the layers of " + backtick(std::to_string(lps.size())) +
+                        " stages, the problem has " + backtick(std::to_string(S)) +
+                        " (--pp or --vpp changed it): give --layers, or change the spec");
+      *code = kInputError;
+      return std::nullopt;
+    }
+    ex.runtime.layers_per_stage = lps;
+    ex.runtime.embedding = in.spec.has_embedding;
+    ex.runtime.head = in.spec.has_head;
+  }
   if (flags) flags->apply(ex.runtime);
   if (const ir::Param* p = in.spec.runtime.find("stage")) ex.stage_loc = p->value_loc;
   auto prog = lower_verified(s, in, sched, code);

@@ -64,6 +64,12 @@ struct ProgramInfo {
   const double* cost_b = nullptr;
   const double* cost_w = nullptr;
   const double* cost_fb = nullptr;
+  /// The spec's `model` partition: the layers of each stage (`stages` entries), and whether the
+  /// model has an embedding (stage 0) and a head (the last stage). nullptr without a model: the
+  /// runtime block's `layers` on every stage.
+  const int32_t* layers_per_stage = nullptr;
+  bool embedding = false;
+  bool head = false;
   double simulated_makespan = 0;    // in the problem's time units
   const int32_t* groups_per_rank = nullptr;
   const int32_t* ops_per_rank = nullptr;

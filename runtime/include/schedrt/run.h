@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "schedrt/program.h"
 
@@ -14,6 +15,9 @@ struct RunOptions {
   std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;
   int32_t layers = 2;
+  /// The layers of each stage (the spec's `model` partition); empty: `layers` on every stage.
+  /// `--layers` empties it.
+  std::vector<int32_t> layers_per_stage;
   int32_t batch = 8;
   uint64_t seed = 1;
   double ms_per_unit = 10;

@@ -16,7 +16,10 @@
 // docs/runtime.md, "Your own stage", is the guide; examples/stages/block.cpp a complete stage.
 //
 // The interface is versioned: SCHEDRT_STAGE_API_VERSION changes whenever a declaration here
-// changes meaning, and a stage compiled against another version is refused when it registers.
+// changes meaning or layout, and a stage compiled against another version is refused when it
+// registers. Version 2 added StageConfig::layers_per_stage, embedding and head (the spec's
+// `model` partition): StageConfig's layout changed, and a version-1 stage, which reads `layers`
+// on every stage, would build another model than the spec's partition without a word.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +32,7 @@
 #include "schedrt/types.h"
 
 /// The version of this header's interface; a stage registered with another one is refused.
-#define SCHEDRT_STAGE_API_VERSION 1
+#define SCHEDRT_STAGE_API_VERSION 2
 
 namespace schedrt {
 
@@ -85,10 +88,11 @@ enum class Dtype { F64, F32, BF16 };
 /// Everything a stage needs to know; filled from the runtime block, flags and the program. The
 /// meaning of hidden, layers and batch is the stage's own (the mlp stage: Linear(h, h) x layers
 /// on `batch` rows; a transformer block: model width, blocks per stage, tokens per microbatch).
+/// A stage builds layers_of(stage) layers: the spec's `model` partition where it has one.
 struct StageConfig {
   std::string stage = "mlp";  // the registered name
   int32_t hidden = 64;        // width h of Linear(h, h)
-  int32_t layers = 2;         // layers per stage
+  int32_t layers = 2;         // layers per stage: the runtime block's `layers` (or --layers)
   int32_t batch = 8;          // rows per microbatch
   Dtype dtype = Dtype::F64;
   uint64_t seed = 1;
@@ -97,6 +101,21 @@ struct StageConfig {
   int32_t microbatches = 1;
   /// Synthetic: per-stage costs in the problem's time units; fb empty = F + B.
   std::vector<double> cost_f, cost_b, cost_w, cost_fb;
+  /// The layers of each virtual stage (num_stages entries): the spec's `model { layers = N
+  /// partition = ... }` as `schedc check` prints it, else `layers` on every stage (and always
+  /// `layers` on every stage when --layers is given). Empty in a config made by hand.
+  std::vector<int32_t> layers_per_stage;
+  /// The spec's model has an embedding (`embedding { }`), run by stage 0, and an output head
+  /// (`head { }`), run by the last stage; their costs are in cost_f etc. A stage may build them
+  /// or, like examples/stages' block, stand in for them with its own input and loss.
+  bool embedding = false;
+  bool head = false;
+
+  /// The layers virtual stage `stage` builds: layers_per_stage[stage], or `layers` when that is
+  /// empty.
+  int32_t layers_of(int32_t stage) const {
+    return layers_per_stage.empty() ? layers : layers_per_stage[static_cast<size_t>(stage)];
+  }
 };
 
 std::string to_string(Dtype d);

@@ -140,3 +140,22 @@ TEST_CASE("block.cpp registers the stage as `block`, with a sequential reference
   CHECK(find_stage("block", StageMemory::Device) == nullptr);
   CHECK_THROWS_WITH(make_stage(config(1, Dtype::BF16), 0), "the block stage computes in fp64 or fp32, not bf16");
 }
+
+TEST_CASE("each stage builds the layers the model's partition gives it; without one, `layers` everywhere") {
+  StageConfig c = config(4);
+  c.layers_per_stage = {1, 3, 0, 2};
+  // Per block: LN1 and LN2 (2 x 2d), Wq Wk Wv Wo (4 d^2), W1 and c1 (4d^2 + 4d), W2 and c2 (4d^2 + d).
+  const size_t d = 4, per_block = 4 * d + 4 * d * d + 4 * d * d + 4 * d + 4 * d * d + d;
+  for (int32_t s = 0; s < 4; ++s) {
+    auto st = make_stage(c, s);
+    CHECK(c.layers_of(s) == c.layers_per_stage[static_cast<size_t>(s)]);
+    CHECK(st->gradient_bytes() == static_cast<size_t>(c.layers_per_stage[static_cast<size_t>(s)]) * per_block * sizeof(double));
+  }
+  // A stage of 0 blocks passes its input on and has no gradient.
+  Block<double> empty(c, 2);
+  std::vector<double> x = input(20), y(20);
+  empty.forward(0, x.data(), y.data());
+  CHECK(y == x);
+  c.layers_per_stage.clear();
+  CHECK(make_stage(c, 1)->gradient_bytes() == 2 * per_block * sizeof(double));
+}
