@@ -265,7 +265,8 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << json_quote(backend.name())
       << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << json_quote(cfg.stage)
       << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"layers_per_stage\": [" << list(lps, ", ")
-      << "], \"gradient_bytes_per_stage\": [" << list(grad_bytes, ", ") << "], \"steps\": " << steps
+      << "], \"gradient_bytes_per_stage\": [" << list(grad_bytes, ", ") << "], \"embedding\": "
+      << (cfg.embedding ? "true" : "false") << ", \"head\": " << (cfg.head ? "true" : "false") << ", \"steps\": " << steps
       << ", \"interpret\": " << (opt.interpret ? "true" : "false") << ", \"loss\": " << (mlp ? num(loss) : "null")
       << ", \"reference_loss\": " << (opt.check ? num(ref.loss) : "null")
       << ", \"max_abs_grad_diff\": " << (opt.check ? num(cmp.max_abs) : "null")

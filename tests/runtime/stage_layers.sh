@@ -5,7 +5,7 @@
 # bytes of each stage's weight gradient, as the ranks hand them back, are 840 doubles a block at
 # hidden 8), and --check still passes; through 1F1B, ZB-V (8 stages, one of 0 layers) and
 # DualPipe (two replicas), from `schedc run` and from a built executor; `--layers N` puts N on
-# every stage instead.
+# every stage instead. The stages also learn that the model has an embedding and no head.
 set -u
 schedc=$1
 cache=$2
@@ -19,6 +19,7 @@ ranks = 4
 microbatches = 8
 model { layers = 8  partition = [1, 3, 2, 2] }
 layer { F = 1  B = 1  W = 1 }
+embedding { F = 1  B = 1  W = 1 }
 schedule = family 1f1b
 runtime { stage = block  hidden = 8  batch = 4 }
 SPEC
@@ -40,6 +41,7 @@ has "$tmp/check" '"layers_per_stage": [1, 3, 2, 2]'
 
 run_json 1f1b "$tmp/p.sched"
 has "$tmp/1f1b" '"layers_per_stage": [1, 3, 2, 2]'
+has "$tmp/1f1b" '"embedding": true, "head": false'  # the model has an embedding, no head
 has "$tmp/1f1b" "\"gradient_bytes_per_stage\": [$kb, $((3 * kb)), $((2 * kb)), $((2 * kb))]"
 
 run_json dualpipe "$tmp/p.sched" --family dualpipe
