@@ -1,6 +1,7 @@
 #include "codegen/emit_cpp.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstdio>
 
@@ -298,6 +299,12 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   }
   out += array("double", "kCostF", f, reals) + array("double", "kCostB", b, reals) + array("double", "kCostW", w, reals);
   out += array("double", "kCostFB", fb, reals);
+  const RuntimeConfig& model = o.runtime;
+  if (!model.layers_per_stage.empty()) {
+    assert(model.layers_per_stage.size() == static_cast<size_t>(S) && "the model's partition has a count per stage");
+    out += "// the model's partition: the layers of each stage\n";
+    out += array("int32_t", "kLayersPerStage", model.layers_per_stage, ints);
+  }
   std::vector<int32_t> groups, ops;
   for (const RankProgram& rp : p.ranks) {
     groups.push_back(static_cast<int32_t>(rp.groups.size()));
@@ -352,6 +359,11 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   out += "  info.stage_to_rank = kStageToRank;\n";
   out += "  info.cost_f = kCostF;\n  info.cost_b = kCostB;\n  info.cost_w = kCostW;\n";
   if (pb.cost.FB) out += "  info.cost_fb = kCostFB;\n";
+  if (!model.layers_per_stage.empty()) {
+    out += "  info.layers_per_stage = kLayersPerStage;\n";
+    out += std::string("  info.embedding = ") + (model.embedding ? "true" : "false") + ";\n";
+    out += std::string("  info.head = ") + (model.head ? "true" : "false") + ";\n";
+  }
   out += "  info.simulated_makespan = " + literal(o.simulated_makespan) + ";\n";
   out += "  info.groups_per_rank = kGroups;\n  info.ops_per_rank = kOps;\n";
   if (compact) {

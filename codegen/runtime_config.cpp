@@ -1,6 +1,7 @@
 #include "codegen/runtime_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -15,16 +16,22 @@ const std::vector<std::string>& runtime_keys() {
   return keys;
 }
 
-bool has_sequential_reference(const std::string& stage) {
-  auto kind = schedrt::stage_kind(stage);
-  return kind && schedrt::has_sequential_reference(*kind);
-}
+bool has_sequential_reference(const std::string& stage) { return schedrt::has_sequential_reference(stage); }
 
 std::vector<std::string> reference_stages() {
   std::vector<std::string> names;
-  for (schedrt::StageKind k : schedrt::kStageKinds)
-    if (schedrt::has_sequential_reference(k)) names.push_back(schedrt::to_string(k));
+  for (const std::string& n : schedrt::stage_names())
+    if (schedrt::has_sequential_reference(n)) names.push_back(n);
   return names;
+}
+
+bool is_builtin_stage(const std::string& stage) {
+  return schedrt::find_stage(stage, schedrt::StageMemory::Host) || schedrt::find_stage(stage, schedrt::StageMemory::Device);
+}
+
+bool is_stage_name(const std::string& n) {
+  if (n.empty() || n.size() > 64 || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 namespace {
@@ -65,6 +72,21 @@ class Reader {
         return;
       }
     diags_.error(DiagKind::BadValue, p.value_loc, backtick(p.key) + " needs one of " + list + ", got " + backtick(p.string()));
+  }
+
+  // A stage: schedrt's own (mlp, synthetic, noop) or one of the user's, compiled in with
+  // --stage-source; which names exist is known only once the executor is built, so any name is
+  // taken here and schedc build/run (or the executor) checks it.
+  void stage(const ir::Param& p, std::string& out) {
+    if (!p.is_string() || !is_stage_name(p.string())) {
+      std::string own;
+      for (const std::string& n : schedrt::stage_names()) own += (own.empty() ? "`" : ", `") + n + "`";
+      diags_.error(p.is_string() ? DiagKind::BadValue : DiagKind::WrongType, p.value_loc,
+                   backtick(p.key) + " needs a stage name (" + own + ", or one of your own: letters, digits and `_`), got " +
+                       describe(p));
+      return;
+    }
+    out = p.string();
   }
 
   void path(const ir::Param& p, std::string& out) {
@@ -124,7 +146,7 @@ bool read_runtime_config(const ir::Params& block, RuntimeConfig& c, Diagnostics&
     }
     const std::string& k = p.key;
     if (k == "backend") rd.name(p, c.backend, {"threads", "mpi", "cuda"});
-    else if (k == "stage") rd.name(p, c.stage, {"mlp", "synthetic", "noop"});
+    else if (k == "stage") rd.stage(p, c.stage);
     else if (k == "dtype") rd.name(p, c.dtype, {"fp64", "fp32", "bf16"});
     else if (k == "hidden") rd.integer(p, c.hidden, 1, 4096);
     else if (k == "layers") rd.integer(p, c.layers, 1, 64);

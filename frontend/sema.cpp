@@ -478,6 +478,8 @@ class Checker {
       if (memory_unit) cx_.spec.units[f] = std::string(memory_unit->name);
     }
     cx_.spec.layers_per_stage = std::move(counts);
+    cx_.spec.has_embedding = embedding.given;
+    cx_.spec.has_head = head.given;
   }
 
   void balanced(const ast::Entry& e) {
@@ -533,6 +535,12 @@ class Checker {
     if (const auto* b = std::get_if<ast::Block>(&s.body)) {
       cx_.spec.runtime = sema::to_params(cx_, *b, "runtime");
       cx_.spec.runtime_loc = b->loc;
+      // With a model, each stage runs the layers its partition gives it (the runtime's stages
+      // build as many): a second count would contradict it.
+      if (const ir::Param* layers = cx_.spec.runtime.find("layers"); layers && find("model"))
+        cx_.report.error(DiagKind::BadValue, layers->loc,
+                         "`runtime.layers` is derived from `model` (its partition gives each stage's layers): "
+                         "give one or the other");
       return;
     }
     const Value& v = std::get<Value>(s.body);

@@ -49,6 +49,9 @@ struct Spec {
   /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
   /// derived from them are in `problem`.
   std::vector<int32_t> layers_per_stage;
+  /// `embedding { }` and `head { }` beside the model: stage 0 runs the one, the last stage the other.
+  bool has_embedding = false;
+  bool has_head = false;
   ScheduleSource schedule;
   std::vector<ir::Expectation> expect;
   /// `runtime { ... }`: key/value pairs for codegen and the runtime.

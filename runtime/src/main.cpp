@@ -54,11 +54,44 @@ std::string one_of(const std::string& flag, const std::string& v, std::initializ
 // `mlp`, or `mlp`, `x` and `y`: the stages --check can compare with a sequential run.
 std::string reference_stages() {
   std::vector<std::string> names;
-  for (StageKind k : kStageKinds)
-    if (has_sequential_reference(k)) names.push_back("`" + to_string(k) + "`");
+  for (const std::string& n : stage_names())
+    if (has_sequential_reference(n)) names.push_back("`" + n + "`");
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   return out;
+}
+
+// "`mlp`, `synthetic`, `noop`": every registered stage, for messages.
+std::string registered_list() {
+  std::string out;
+  for (const std::string& n : stage_names()) out += (out.empty() ? "`" : ", `") + n + "`";
+  return out;
+}
+
+constexpr const char* kOwnStageHint =
+    "a stage of your own is compiled in with `schedc build|run --stage-source FILE` or, in CMake, "
+    "schedrt_add_stage_sources(TARGET FILE...)";
+
+// `--list-stages`: what is registered in this executor, one line each (or a JSON array, which
+// schedc reads to check a stage name before running an executor built with stage sources).
+int list_stages(bool json) {
+  std::string out = json ? "[" : "";
+  bool first = true;
+  for (const StageInfo& s : registered_stages()) {
+    if (json) {
+      out += std::string(first ? "" : ", ") + "{\"name\": " + json_quote(s.name) + ", \"memory\": " +
+             json_quote(to_string(s.memory)) + ", \"reference\": " + (s.has_reference ? "true" : "false") +
+             ", \"description\": " + json_quote(s.description) + "}";
+    } else {
+      char line[128];
+      std::snprintf(line, sizeof line, "%-16s %-7s %-10s ", s.name.c_str(), to_string(s.memory).c_str(),
+                    s.has_reference ? "reference" : "-");
+      out += line + s.description + "\n";
+    }
+    first = false;
+  }
+  std::fputs((json ? out + "]\n" : out).c_str(), stdout);
+  return 0;
 }
 
 // The flags' values as written: CLI11 splits the command line (`--hidden 32` and `--hidden=32`
@@ -66,7 +99,7 @@ std::string reference_stages() {
 // with the messages of parse_int and friends.
 struct Flags {
   std::string backend, stage, dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, format, trace, profile, fault;
-  bool check = false, interpret = false;
+  bool check = false, interpret = false, list_stages = false;
 };
 
 // Parses argv into `o` (the program's defaults on entry). Returns -1 to go on running, else the
@@ -80,10 +113,13 @@ int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
   app.add_option("--backend", f.backend,
                  "threads | mpi | cuda: one thread per rank (default), one MPI process per rank (mpirun -np P), or CUDA "
                  "streams + NCCL (see docs/runtime.md for its launch modes)")->type_name("NAME");
-  app.add_option("--stage", f.stage, "mlp | synthetic | noop: real math, the cost model's durations, or nothing (executor overhead)")->type_name("NAME");
+  app.add_option("--stage", f.stage,
+                 "a registered stage: mlp | synthetic | noop (real math, the cost model's durations, or nothing: "
+                 "executor overhead) or one compiled in (--list-stages)")->type_name("NAME");
+  app.add_flag("--list-stages", f.list_stages, "list the stages registered in this executor and exit");
   app.add_option("--dtype", f.dtype, "fp64 | fp32 | bf16: mlp precision (bf16: cuda only)")->type_name("NAME");
   app.add_option("--hidden", f.hidden, "mlp width h of Linear(h, h), 1..4096")->type_name("N");
-  app.add_option("--layers", f.layers, "mlp layers per stage, 1..64")->type_name("N");
+  app.add_option("--layers", f.layers, "layers on every stage, 1..64 (instead of the spec's model partition)")->type_name("N");
   app.add_option("--batch", f.batch, "mlp rows per microbatch, 1..4096")->type_name("N");
   app.add_option("--seed", f.seed, "weights, inputs and targets, >= 0")->type_name("N");
   app.add_option("--ms-per-unit", f.ms_per_unit, "synthetic: milliseconds per cost unit")->type_name("X");
@@ -107,16 +143,22 @@ int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
     if (!app.remaining().empty()) throw UsageError{"unknown option `" + app.remaining().front() + "` (see --help)"};
     auto given = [&](const char* flag) { return app.get_option(flag)->count() > 0; };
     if (given("--backend")) o.backend = one_of("--backend", f.backend, {"threads", "mpi", "cuda"});
-    if (given("--stage")) o.stage = one_of("--stage", f.stage, {"mlp", "synthetic", "noop"});
+    if (given("--stage") && !find_stage(f.stage, StageMemory::Host) && !find_stage(f.stage, StageMemory::Device))
+      throw UsageError{"--stage needs one of " + registered_list() + ", got `" + f.stage + "` (" + kOwnStageHint + ")"};
+    if (given("--stage")) o.stage = f.stage;
     if (given("--dtype")) o.dtype = one_of("--dtype", f.dtype, {"fp64", "fp32", "bf16"});
     if (given("--hidden")) o.hidden = static_cast<int32_t>(parse_int("--hidden", f.hidden, 1, 4096));
-    if (given("--layers")) o.layers = static_cast<int32_t>(parse_int("--layers", f.layers, 1, 64));
+    if (given("--layers")) {
+      o.layers = static_cast<int32_t>(parse_int("--layers", f.layers, 1, 64));
+      o.layers_per_stage.clear();
+    }
     if (given("--batch")) o.batch = static_cast<int32_t>(parse_int("--batch", f.batch, 1, 4096));
     if (given("--seed")) o.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, INT64_MAX));
     if (given("--ms-per-unit")) o.ms_per_unit = parse_double("--ms-per-unit", f.ms_per_unit, 0, 1e5);
     if (given("--timeout")) o.timeout_s = parse_double("--timeout", f.timeout, 0.001, 1e6);
     if (given("--steps")) o.steps = static_cast<int32_t>(parse_int("--steps", f.steps, 1, 1000000));
     if (given("--format")) o.format = one_of("--format", f.format, {"text", "json"});
+    if (f.list_stages) return list_stages(o.format == "json");
     if (given("--trace")) o.trace_path = f.trace;
     if (given("--profile")) o.profile_path = f.profile;
     o.check = f.check;
@@ -127,7 +169,15 @@ int parse(int argc, char** argv, const ProgramInfo& info, RunOptions& o) {
       if (ok) parse_int("--fault", o.fault.substr(o.fault.find('=') + 1), 0, info.ranks - 1);
       else throw UsageError{"--fault needs `drop-send=RANK` or `throw=RANK`, got `" + o.fault + "`"};
     }
-    if (auto kind = stage_kind(o.stage); o.check && !(kind && has_sequential_reference(*kind)))
+    const StageMemory memory = o.backend == "cuda" ? StageMemory::Device : StageMemory::Host;
+    if (!given("--stage") && !find_stage(o.stage, StageMemory::Host) && !find_stage(o.stage, StageMemory::Device))
+      throw UsageError{"stage `" + o.stage + "` (the spec's runtime block) is not registered in this executor; registered stages: " +
+                       registered_list() + " (" + kOwnStageHint + ")"};
+    if (!find_stage(o.stage, memory))
+      throw UsageError{"stage `" + o.stage + "` has no implementation for " + to_string(memory) +
+                       " memory, which backend `" + o.backend + "` needs (a StageInfo with `.memory = schedrt::StageMemory::" +
+                       (memory == StageMemory::Device ? "Device" : "Host") + "`)"};
+    if (o.check && !has_sequential_reference(o.stage))
       throw UsageError{"--check needs a stage with a sequential reference (" + reference_stages() + "); stage `" + o.stage +
                        "` has none (it computes nothing to compare)"};
     if (o.dtype == "bf16" && o.backend != "cuda") throw UsageError{"--dtype bf16 needs --backend cuda"};
@@ -150,6 +200,7 @@ RunOptions default_options(const ProgramInfo& info) {
   o.dtype = d.dtype;
   o.hidden = d.hidden;
   o.layers = d.layers;
+  if (info.layers_per_stage) o.layers_per_stage.assign(info.layers_per_stage, info.layers_per_stage + info.stages);
   o.batch = d.batch;
   o.seed = d.seed;
   o.ms_per_unit = d.ms_per_unit;
@@ -181,6 +232,12 @@ int run(const ProgramInfo& info, const RunOptions& opt, int* argc, char*** argv)
 }
 
 int main(int argc, char** argv, const ProgramInfo& info) {
+  // A stage that could not register (a name given twice, another API version) is a mistake in
+  // the program, not in its command line.
+  if (auto errors = registry_errors(); !errors.empty()) {
+    for (const std::string& e : errors) std::fprintf(stderr, "schedrt: error: %s\n", e.c_str());
+    return 1;
+  }
   RunOptions opt = default_options(info);
   if (int code = parse(argc, argv, info, opt); code >= 0) return code;
   return run(info, opt, &argc, &argv);

@@ -76,8 +76,7 @@ struct Buffers {
 };
 
 StageTimes profile_stage(Backend& backend, const ProgramInfo& info, const StageConfig& cfg, int32_t s) {
-  auto own = backend.make_stage(cfg, s);
-  std::unique_ptr<Stage> stage = own ? std::move(own) : make_stage(cfg, s);
+  std::unique_ptr<Stage> stage = backend.make_stage(cfg, s);
   const size_t bytes = stage->boundary_bytes();
   Buffers buf{backend, {}};
   const bool first = s == 0, last = s + 1 == info.stages;
@@ -183,10 +182,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   }
   // The boundary tensor's size, as the stages say (the same for every stage).
   size_t bytes = 0;
-  {
-    auto own = backend.make_stage(cfg, 0);
-    bytes = (own ? std::move(own) : make_stage(cfg, 0))->boundary_bytes();
-  }
+  bytes = backend.make_stage(cfg, 0)->boundary_bytes();
   std::set<std::pair<int32_t, int32_t>> pairs;
   for (int32_t d = 0; d < info.num_directions(); ++d)
     for (int32_t s = 0; s + 1 < S; ++s) {
@@ -237,11 +233,13 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   }
   std::sort(pair_times.begin(), pair_times.end(),
             [](const PairTime& x, const PairTime& y) { return std::pair(x.a, x.b) < std::pair(y.a, y.b); });
+  std::vector<double> per_stage_layers(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) per_stage_layers[static_cast<size_t>(s)] = cfg.layers_of(s);
   std::ostringstream o;
   o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
-    << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(to_string(cfg.kind))
+    << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(cfg.stage)
     << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
-    << ", \"layers\": " << cfg.layers << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
+    << ", \"layers\": " << cfg.layers << ", \"layers_per_stage\": " << list(per_stage_layers) << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
     << ", \"stages\": " << S << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f)
     << ", \"B\": " << list(b) << ", \"W\": " << list(w) << ", \"FB\": " << (info.cost_fb ? list(fb) : "null");
   double comm = 0;
@@ -252,11 +250,13 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
     o << (i ? ", " : "") << "{\"ranks\": [" << pair_times[i].a << ", " << pair_times[i].b
       << "], \"one_way_us\": " << num(pair_times[i].one_way_us) << "}";
   o << "]";
-  if (cfg.kind == StageKind::Mlp) {
+  if (cfg.stage == "mlp") {
     // Two FLOPs per multiply-add of the GEMMs; stage 0's B skips its first layer's input gradient.
     double gemm = 2.0 * cfg.batch * static_cast<double>(cfg.hidden) * cfg.hidden;
-    std::vector<double> ff(static_cast<size_t>(S), gemm * cfg.layers), fw = ff, fbk = ff;
-    fbk[0] = gemm * (cfg.layers - 1);
+    std::vector<double> ff(per_stage_layers.begin(), per_stage_layers.end());
+    for (double& x : ff) x *= gemm;
+    std::vector<double> fw = ff, fbk = ff;
+    fbk[0] = gemm * std::max(0.0, per_stage_layers[0] - 1);
     o << ", \"flops\": {\"F\": " << list(ff) << ", \"B\": " << list(fbk) << ", \"W\": " << list(fw) << "}";
   } else {
     o << ", \"flops\": null";

@@ -66,3 +66,46 @@ if grep -qF -e "$build/runtime/" -e "/runtime/include" "$tmp/verbose.log"; then
   fail "the installed schedc uses the source or build tree's runtime"
 fi
 "$tmp/small-installed" --check --format json | grep -q '"dtype": "fp32"'
+
+# A stage of your own (examples/stages/block.cpp) built into the emitted executor from the user's
+# own CMake project with the package's schedrt_add_executor, with -Werror, and trained with --check;
+# the plain executor has no such stage and says which it has; schedrt_add_stage_sources refuses a
+# static library (its registrars would be dropped); the installed schedc takes --stage-source.
+src_root=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+block=$src_root/examples/stages/block.cpp
+mkdir -p "$tmp/user"
+cat > "$tmp/user/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(user_training LANGUAGES CXX)
+find_package(schedrt REQUIRED)
+schedrt_add_executor(trainer GENERATED_DIR "$tmp/src" STAGE_SOURCES "$block")
+CMAKE
+cmake -S "$tmp/user" -B "$tmp/user/b" -Dschedrt_DIR="$(dirname "$config")" \
+  -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" > /dev/null || fail "configuring a project with schedrt_add_executor failed"
+cmake --build "$tmp/user/b" > "$tmp/user.log" 2>&1 || { cat "$tmp/user.log"; fail "building the user's executor failed"; }
+"$tmp/user/b/trainer" --list-stages | grep -q '^block ' || fail "the user's executor does not list the stage block"
+"$tmp/user/b/trainer" --stage block --hidden 8 --batch 4 --layers 1 --check --format json > "$tmp/user.json" ||
+  { cat "$tmp/user.json"; fail "the user's stage does not train with --check"; }
+grep -q '"ok": true' "$tmp/user.json" && grep -q '"max_rel_grad_diff": 0,' "$tmp/user.json" ||
+  { cat "$tmp/user.json"; fail "the user's stage does not match its sequential reference bit for bit"; }
+set +e
+"$tmp/b/executor" --stage block > /dev/null 2> "$tmp/nostage.log"
+code=$?
+set -e
+[ $code -eq 2 ] && grep -qF -- '--stage needs one of `mlp`, `synthetic`, `noop`, got `block`' "$tmp/nostage.log" ||
+  { cat "$tmp/nostage.log"; fail "an executor without the stage source accepts --stage block (exit $code)"; }
+mkdir -p "$tmp/lib"
+cat > "$tmp/lib/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(user_lib LANGUAGES CXX)
+find_package(schedrt REQUIRED)
+add_library(stages STATIC "$block")
+schedrt_add_stage_sources(stages "$block")
+CMAKE
+if cmake -S "$tmp/lib" -B "$tmp/lib/b" -Dschedrt_DIR="$(dirname "$config")" > "$tmp/lib.log" 2>&1; then
+  fail "schedrt_add_stage_sources accepted a static library"
+fi
+grep -q "STATIC_LIBRARY; stage sources go" "$tmp/lib.log" || { cat "$tmp/lib.log"; fail "schedrt_add_stage_sources: no reason given"; }
+"$prefix/bin/schedc" run "$tmp/small.sched" --stage-source "$block" --stage block --dtype fp64 --check \
+  --cache-dir "$tmp/cache-installed" > "$tmp/installed-block.log" 2>&1 ||
+  { cat "$tmp/installed-block.log"; fail "the installed schedc does not run --stage-source"; }

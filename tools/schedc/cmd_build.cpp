@@ -1,4 +1,5 @@
-// `schedc build SPEC -o BIN`: emit and compile the executor (cached by content) and copy it to BIN.
+// `schedc build SPEC -o BIN [--stage-source FILE]...`: emit and compile the executor (cached by
+// content), with the user's stage sources, and copy it to BIN.
 
 #include <filesystem>
 
@@ -19,17 +20,30 @@ void add_build_command(CLI::App& app, int& rc) {
   CLI::App* cmd = app.add_subcommand("build", "generate and compile a schedule's executor");
   opts->args.add_to(*cmd);
   cmd->add_option("-o,--output", opts->output, "the executable to write")->required();
-  cmd->add_option("--cache-dir", opts->build.cache_dir, "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
-  cmd->add_flag("--verbose,-v", opts->build.verbose, "print the compiler commands");
+  opts->build.add_to(*cmd);
   opts->runtime.add_to(*cmd, false);
   cmd->callback([opts, &rc] {
     Session s;
     int code = kInputError;
     auto ex = load_executor(s, opts->args, &opts->runtime, &code);
+    // The stage is compiled in as the executor's default: it must be registered there. schedrt's
+    // own stages are known before building; the stage sources' only once the executor lists them.
+    const bool sources = !opts->build.stage_sources.empty();
+    if (ex && !sources && !check_stage(s, *ex, ex->runtime, opts->runtime, false, builtin_stages(), false)) {
+      rc = s.finish(kInputError);
+      return;
+    }
     auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
     if (!exe) {
       rc = s.finish(ex ? kInputError : code);
       return;
+    }
+    if (sources) {
+      auto stages = executor_stages(s, *exe, opts->build.verbose);
+      if (!stages || !check_stage(s, *ex, ex->runtime, opts->runtime, false, *stages, true)) {
+        rc = s.finish(kInputError);
+        return;
+      }
     }
     std::error_code ec;
     std::filesystem::path tmp = opts->output + ".schedc-tmp";

@@ -105,8 +105,7 @@ void add_profile_command(CLI::App& app, int& rc) {
   cmd->add_flag("--write", opts->write, "update the spec's cost block in place (atomically; nothing else changes)");
   cmd->add_option("--format", opts->format, "text (a cost block) | json (the raw measurements)")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--cache-dir", opts->build.cache_dir, "build cache (as for `schedc run`)");
-  cmd->add_flag("--verbose,-v", opts->build.verbose, "print the compiler and launcher commands");
+  opts->build.add_to(*cmd);
   opts->problem.add_to(*cmd);
   opts->schedule.add_to(*cmd);
   opts->runtime.add_to(*cmd, false);
@@ -147,6 +146,12 @@ void add_profile_command(CLI::App& app, int& rc) {
       return;
     }
     const codegen::RuntimeConfig& cfg = *settings;
+    auto stages = opts->build.stage_sources.empty() ? std::optional(builtin_stages())
+                                                    : executor_stages(s, *exe, opts->build.verbose);
+    if (!stages || !check_stage(s, *ex, cfg, opts->runtime, false, *stages, !opts->build.stage_sources.empty())) {
+      rc = s.finish(kInputError);
+      return;
+    }
     TempFile out;
     if (out.path.empty()) {
       s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");
@@ -161,11 +166,12 @@ void add_profile_command(CLI::App& app, int& rc) {
                              "--stage",       cfg.stage,
                              "--dtype",       cfg.dtype,
                              "--hidden",      std::to_string(cfg.hidden),
-                             "--layers",      std::to_string(cfg.layers),
                              "--batch",       std::to_string(cfg.batch),
                              "--seed",        std::to_string(cfg.seed),
                              "--ms-per-unit", std::to_string(cfg.ms_per_unit),
                              "--timeout",     std::to_string(cfg.timeout)});
+    // The executor has the model's partition; --layers would replace it with one count.
+    if (cfg.layers_per_stage.empty()) argv.insert(argv.end(), {"--layers", std::to_string(cfg.layers)});
     int status = launch_executor(s, argv, opts->build.verbose);
     if (status != 0) {
       if (status != 127 && status <= 128)

@@ -1,5 +1,5 @@
-// `schedc run SPEC [--backend threads|mpi] [--stage mlp|synthetic|noop] [--check] [--trace FILE]
-// [--format text|json] [--timeout S]`: build the executor (cached) and run it; the executor prints
+// `schedc run SPEC [--backend threads|mpi|cuda] [--stage NAME] [--stage-source FILE]... [--check]
+// [--trace FILE] [--format text|json] [--timeout S]`: build the executor (cached) and run it; the executor prints
 // the report (stdout) and its errors (stderr).
 
 #include "tools/schedc/commands.h"
@@ -21,16 +21,6 @@ void check_fault(const std::string& fault, int32_t ranks) {
                          std::to_string(ranks - 1) + ", got " + backtick(fault)};
 }
 
-// `--check` compares with a sequential run of the same model, which only some stages have: refused
-// here, before anything is built, naming the stage and where it was chosen.
-void check_reference(bool check, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags) {
-  if (!check || codegen::has_sequential_reference(cfg.stage)) return;
-  std::string names;
-  for (const std::string& n : codegen::reference_stages()) names += (names.empty() ? "" : ", ") + backtick(n);
-  throw CommandLineError{"--check: stage " + backtick(cfg.stage) + (flags.stage ? " (from --stage)" : " (from the runtime block)") +
-                         " has no sequential reference to compare with, it computes nothing; stages with one: " + names};
-}
-
 }  // namespace
 
 void add_run_command(CLI::App& app, int& rc) {
@@ -48,8 +38,7 @@ void add_run_command(CLI::App& app, int& rc) {
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--interpret", opts->interpret, "run the op tables instead of the generated code (for comparison)");
   cmd->add_option("--fault", opts->fault, "testing: drop-send=RANK | throw=RANK")->group("");
-  cmd->add_option("--cache-dir", opts->build.cache_dir, "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
-  cmd->add_flag("--verbose,-v", opts->build.verbose, "print the compiler and launcher commands");
+  opts->build.add_to(*cmd);
   opts->runtime.add_to(*cmd, true);
   cmd->callback([opts, &rc] {
     Session s;
@@ -69,11 +58,25 @@ void add_run_command(CLI::App& app, int& rc) {
       return;
     }
     const codegen::RuntimeConfig& cfg = *settings;
-    check_reference(opts->check, cfg, f);
+    // `--check` compares with a sequential run of the same model, which only some stages have,
+    // and the stage must be registered: schedrt's own stages are checked before anything is
+    // built, the stage sources' once the executor lists what they register.
+    const bool sources = !opts->build.stage_sources.empty();
+    if (!sources && !check_stage(s, *ex, cfg, f, opts->check, builtin_stages(), false)) {
+      rc = s.finish(kInputError);
+      return;
+    }
     auto exe = build_executor(s, ex->files, opts->build);
     if (!exe) {
       rc = s.finish(kInputError);
       return;
+    }
+    if (sources) {
+      auto stages = executor_stages(s, *exe, opts->build.verbose);
+      if (!stages || !check_stage(s, *ex, cfg, f, opts->check, *stages, true)) {
+        rc = s.finish(kInputError);
+        return;
+      }
     }
     std::vector<std::string> argv;
     if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);

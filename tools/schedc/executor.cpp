@@ -3,15 +3,19 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "codegen/lower.h"
 #include "codegen/verify_program.h"
 #include "ir/json_io.h"
+#include "schedrt/stage.h"
 #include "schedc_build_config.h"
 #include "support/units.h"
 #include "tools/schedc/interrupt.h"
@@ -26,7 +30,11 @@ void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
   cmd.add_option("--backend", backend, "threads | mpi | cuda")
       ->check(CLI::IsMember({"threads", "mpi", "cuda"}))
       ->group(g);
-  cmd.add_option("--stage", stage, "mlp | synthetic | noop")->check(CLI::IsMember({"mlp", "synthetic", "noop"}))->group(g);
+  cmd.add_option("--stage", stage, "mlp | synthetic | noop, or a stage of your own (--stage-source)")
+      ->check([](const std::string& v) {
+        return codegen::is_stage_name(v) ? std::string() : "a stage name is letters, digits and `_`, got " + backtick(v);
+      })
+      ->group(g);
   cmd.add_option("--dtype", dtype, "fp64 | fp32 | bf16 (mlp; bf16 on cuda only)")
       ->check(CLI::IsMember({"fp64", "fp32", "bf16"}))
       ->group(g);
@@ -48,7 +56,7 @@ void RuntimeFlags::apply(codegen::RuntimeConfig& c) const {
   if (stage) c.stage = *stage;
   if (dtype) c.dtype = *dtype;
   if (hidden) c.hidden = *hidden;
-  if (layers) c.layers = *layers;
+  if (layers) c.layers = *layers, c.layers_per_stage.clear();  // the same count on every stage
   if (batch) c.batch = *batch;
   if (seed) c.seed = *seed;
   if (ms_per_unit) c.ms_per_unit = *ms_per_unit;
@@ -121,7 +129,23 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
   // and simulated times compare directly), unless `ms_per_unit` says otherwise.
   if (const Unit* unit = find_unit(in.spec.problem.time_unit); unit && !in.spec.runtime.find("ms_per_unit"))
     ex.runtime.ms_per_unit = unit->scale / 1e6;
+  // The model's partition reaches the stages (each builds its own stage's layers), unless
+  // --layers asks for one count everywhere (flags->apply below).
+  if (const auto& lps = in.spec.layers_per_stage; !lps.empty()) {
+    if (const int32_t S = in.spec.problem.num_stages(); lps.size() != static_cast<size_t>(S) && !(flags && flags->layers)) {
+      s.diags.error(DiagKind::BadValue, in.spec.loc_of("model"),
+                    "the model's partition gives the layers of " + backtick(std::to_string(lps.size())) +
+                        " stages, the problem has " + backtick(std::to_string(S)) +
+                        " (--pp or --vpp changed it): give --layers, or change the spec");
+      *code = kInputError;
+      return std::nullopt;
+    }
+    ex.runtime.layers_per_stage = lps;
+    ex.runtime.embedding = in.spec.has_embedding;
+    ex.runtime.head = in.spec.has_head;
+  }
   if (flags) flags->apply(ex.runtime);
+  if (const ir::Param* p = in.spec.runtime.find("stage")) ex.stage_loc = p->value_loc;
   auto prog = lower_verified(s, in, sched, code);
   if (!prog) return std::nullopt;
   codegen::EmitOptions eo;
@@ -155,6 +179,101 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
   ex.schedule = std::move(sched);
   ex.program = std::move(*prog);
   return ex;
+}
+
+void BuildSettings::add_to(CLI::App& cmd) {
+  cmd.add_option("--cache-dir", cache_dir, "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
+  cmd.add_flag("--verbose,-v", verbose, "print the compiler and launcher commands");
+  cmd.add_option("--stage-source", stage_sources,
+                 "a C++ file with stages of your own (SCHEDRT_REGISTER_STAGE), compiled into the executor; repeatable")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE")
+      ->take_all()
+      ->group("Runtime");
+}
+
+std::vector<StageListing> builtin_stages() {
+  std::vector<StageListing> out;
+  for (const schedrt::StageInfo& i : schedrt::registered_stages())
+    out.push_back({i.name, schedrt::to_string(i.memory), i.has_reference});
+  return out;
+}
+
+namespace {
+
+std::string tick_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + backtick(n);
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::string& exe, bool verbose) {
+  int log = open_log(exe + ".stages.log");
+  std::vector<std::string> argv = {exe, "--list-stages", "--format", "json"};
+  if (verbose) {
+    std::string line;
+    for (const auto& a : argv) line += a + " ";
+    std::fprintf(stderr, "schedc: %s\n", line.c_str());
+  }
+  int status = run_process(argv, log);
+  std::string text = read_log(log);
+  if (log >= 0) ::close(log);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  if (status != 0) {
+    // An executor whose stages could not register (a name registered twice, another version of
+    // schedrt/stage.h) says why; that is the user's program, not schedc.
+    s.diags.error(DiagKind::Build, {}, "the executor built with the stage sources cannot start (exit status " +
+                                          std::to_string(status) + ")" + (text.empty() ? "" : ":\n" + text));
+    return std::nullopt;
+  }
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_array()) {
+    s.diags.error(DiagKind::Internal, {}, "the executor's --list-stages printed no list (a bug in schedrt): " + text);
+    return std::nullopt;
+  }
+  std::vector<StageListing> out;
+  for (const auto& e : doc)
+    out.push_back({e.value("name", ""), e.value("memory", ""), e.value("reference", false)});
+  return out;
+}
+
+bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags, bool check,
+                 const std::vector<StageListing>& stages, bool with_sources) {
+  const std::string& name = cfg.stage;
+  std::vector<std::string> names, references;
+  bool known = false, reference = false, for_backend = false;
+  const std::string memory = cfg.backend == "cuda" ? "device" : "host";
+  for (const StageListing& l : stages) {
+    if (std::find(names.begin(), names.end(), l.name) == names.end()) names.push_back(l.name);
+    if (l.reference && l.memory != "device" && std::find(references.begin(), references.end(), l.name) == references.end())
+      references.push_back(l.name);
+    if (l.name != name) continue;
+    known = true;
+    if (l.memory == memory || l.memory == "no") for_backend = true;
+    if (l.memory != "device") reference = l.reference;
+  }
+  if (!known) {
+    std::string hint = with_sources ? "; the --stage-source files register no stage of that name"
+                                    : " (a stage of your own is compiled in with `--stage-source FILE`)";
+    std::string message = "no stage " + backtick(name) + " is registered; registered stages: " + tick_list(names) + hint;
+    if (flags.stage) throw CommandLineError{"--stage: " + message};
+    s.diags.error(DiagKind::BadValue, ex.stage_loc, message);
+    return false;
+  }
+  if (!for_backend) {
+    s.diags.error(DiagKind::BadValue, flags.stage || flags.backend ? SourceLoc{} : ex.stage_loc,
+                  "stage " + backtick(name) + " has no implementation for " + memory + " memory, which backend " +
+                      backtick(cfg.backend) + " needs");
+    return false;
+  }
+  if (!check || reference) return true;
+  bool builtin = codegen::is_builtin_stage(name);
+  throw CommandLineError{"--check: stage " + backtick(name) + (flags.stage ? " (from --stage)" : " (from the runtime block)") +
+                         " has no sequential reference to compare with, " +
+                         (builtin ? "it computes nothing" : "its StageInfo says has_reference = false") +
+                         "; stages with one: " + tick_list(references)};
 }
 
 namespace {
@@ -303,6 +422,20 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
   for (const std::string& f : flags) h.add(f);
   for (const char* a : build_config::kLinkArgs) h.add(a);
   for (const auto& f : files) h.add(f.name), h.add(f.content);
+  // The user's stage sources, by content (headers they include are not part of the key).
+  std::vector<fs::path> stage_sources;
+  for (const std::string& src : settings.stage_sources) {
+    fs::path p = fs::absolute(src);
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+      s.diags.error(DiagKind::Io, {}, "cannot read the stage source " + backtick(src));
+      return std::nullopt;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    h.add("stage-source"), h.add(p.filename().string()), h.add(ss.str());
+    stage_sources.push_back(p.lexically_normal());
+  }
   h.add(read_text(rt->library));
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(rt->include / "schedrt", ec)) h.add(read_text(e.path()));
@@ -356,6 +489,22 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     cmd.insert(cmd.end(), {"-I", rt->include.string(), "-c", (tmp / f.name).string(), "-o", obj});
     if (settings.verbose) print_command(cmd);
     jobs.push_back({f.name, log, start_process(cmd, log)});
+    objects.push_back(obj);
+    reap(parallel - 1);
+  }
+  // The stage sources compile from where they are, so that the compiler's messages name the
+  // user's file; their folder is on the include path for their own headers.
+  for (size_t i = 0; i < stage_sources.size() && failure.empty(); ++i) {
+    if (stop_signal() != 0) break;
+    const fs::path& src = stage_sources[i];
+    std::string base = "stage" + std::to_string(i) + "_" + src.filename().string();
+    std::string obj = (tmp / (base + ".o")).string();
+    int log = open_log((tmp / (base + ".log")).string());
+    std::vector<std::string> cmd = {build_config::kCxx};
+    cmd.insert(cmd.end(), flags.begin(), flags.end());
+    cmd.insert(cmd.end(), {"-I", rt->include.string(), "-I", src.parent_path().string(), "-c", src.string(), "-o", obj});
+    if (settings.verbose) print_command(cmd);
+    jobs.push_back({settings.stage_sources[i], log, start_process(cmd, log)});
     objects.push_back(obj);
     reap(parallel - 1);
   }

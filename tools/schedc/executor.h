@@ -33,6 +33,7 @@ struct Executor {
   ir::Program program;
   codegen::RuntimeConfig runtime;
   std::vector<codegen::EmittedFile> files;
+  SourceLoc stage_loc;  // where the runtime block names the stage (none: the default)
 };
 
 /// How the input names itself in generated headers: the path, or the flags that made it.
@@ -57,7 +58,33 @@ std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir:
 struct BuildSettings {
   std::string cache_dir;  // "" = $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc
   bool verbose = false;
+  /// The user's own stages (`--stage-source FILE`, repeatable): compiled into the executor from
+  /// where they are, with their folder on the include path; their content is part of the cache key.
+  std::vector<std::string> stage_sources;
+
+  /// Adds --cache-dir, --verbose and --stage-source.
+  void add_to(CLI::App& cmd);
 };
+
+/// A stage as an executor has it registered (`executor --list-stages --format json`).
+struct StageListing {
+  std::string name;
+  std::string memory;  // host | device | no
+  bool reference = false;
+};
+
+/// schedrt's own stages: those registered in every executor.
+std::vector<StageListing> builtin_stages();
+
+/// The stages the built executor `exe` registers (its --list-stages); nullopt after reporting.
+std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::string& exe, bool verbose);
+
+/// Checks that the chosen stage (`cfg.stage`) is among `stages`, has an implementation for the
+/// backend's memory and, with `check`, a sequential reference. A mistake on the command line
+/// (`--stage`, `--check`) throws CommandLineError; a runtime block's stage that is not registered
+/// is reported at its location and returns false. `with_sources`: the executor has stage sources.
+bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags, bool check,
+                 const std::vector<StageListing>& stages, bool with_sources);
 
 /// Compiles the emitted files with the compiler schedc was configured with, against schedrt, and
 /// returns the executable's path in the cache (reused when the same content was built before).

@@ -90,7 +90,7 @@ class Backend {
 
   /// What this rank is doing now (a packed OpStatus, see context.h), for other ranks' watchdog
   /// reports where the backend can see them (threads); a no-op elsewhere.
-  virtual void publish_status(uint64_t status) {}
+  virtual void publish_status(uint64_t /*status*/) {}
   /// Nanoseconds this rank has spent blocked in this backend so far (for the overhead figures).
   virtual int64_t blocked_ns() const { return 0; }
 
@@ -98,19 +98,29 @@ class Backend {
 
   /// Sets `bytes` of memory from allocate() to zero.
   virtual void zero(void* p, size_t bytes) { std::memset(p, 0, bytes); }
-  /// This backend's own implementation of a stage (the GPU mlp stage), or nullptr for make_stage's.
-  virtual std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) { return nullptr; }
+  /// What this backend gives the stages it makes (StageEnv): where their tensors live, and on a
+  /// GPU the rank's device and compute stream. The CPU backends: host memory.
+  virtual StageEnv stage_env() {
+    StageEnv env;
+    env.backend = this;
+    return env;
+  }
+  /// The stage object for virtual stage `stage`: the registered implementation of config.stage
+  /// for stage_env()'s memory (schedrt::make_stage). Tests override it to wrap the stages.
+  virtual std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) {
+    return schedrt::make_stage(config, stage, stage_env());
+  }
   /// Bracket every op of the rank's program, in program order, so that a device backend can time
   /// the op on its streams.
-  virtual void op_begin(OpCode code) {}
-  virtual void op_end(OpCode code) {}
+  virtual void op_begin(OpCode /*code*/) {}
+  virtual void op_end(OpCode /*code*/) {}
   /// Called after wait_all with the program's ops (one per op_begin/op_end pair): a device backend
   /// replaces their host-clock intervals with its streams' (ns from the step's start).
-  virtual void device_intervals(std::vector<OpRecord>& records) {}
+  virtual void device_intervals(std::vector<OpRecord>& /*records*/) {}
   /// --check on a device backend whose stages return fp64 gradients computed in their own
   /// precision: the relative tolerance against the CPU reference in fp64. nullopt (CPU backends):
   /// the reference runs in the stages' dtype, with tolerance 1e-12 (fp64) or 1e-5 (fp32).
-  virtual std::optional<double> device_check_tolerance(const StageConfig& config) const { return std::nullopt; }
+  virtual std::optional<double> device_check_tolerance(const StageConfig& /*config*/) const { return std::nullopt; }
   /// Blocks until the work this rank enqueued on its device has finished (for profiling).
   virtual void synchronize() {}
 };

@@ -39,7 +39,7 @@ struct RankTable {
 /// The spec's runtime block: the executor's defaults (its flags override them; see RunOptions).
 struct RunDefaults {
   const char* backend = "threads";  // threads | mpi
-  const char* stage = "mlp";        // mlp | synthetic | noop
+  const char* stage = "mlp";        // a registered stage (schedrt/stage.h): mlp, synthetic, noop or the user's
   const char* dtype = "fp64";       // fp64 | fp32
   int32_t hidden = 64;
   int32_t layers = 2;
@@ -64,6 +64,12 @@ struct ProgramInfo {
   const double* cost_b = nullptr;
   const double* cost_w = nullptr;
   const double* cost_fb = nullptr;
+  /// The spec's `model` partition: the layers of each stage (`stages` entries), and whether the
+  /// model has an embedding (stage 0) and a head (the last stage). nullptr without a model: the
+  /// runtime block's `layers` on every stage.
+  const int32_t* layers_per_stage = nullptr;
+  bool embedding = false;
+  bool head = false;
   double simulated_makespan = 0;    // in the problem's time units
   const int32_t* groups_per_rank = nullptr;
   const int32_t* ops_per_rank = nullptr;

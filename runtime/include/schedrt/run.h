@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "schedrt/program.h"
 
@@ -10,10 +11,13 @@ namespace schedrt {
 
 struct RunOptions {
   std::string backend = "threads";  // threads | mpi | cuda
-  std::string stage = "mlp";        // mlp | synthetic | noop
+  std::string stage = "mlp";        // a registered stage (schedrt/stage.h): mlp, synthetic, noop or the user's
   std::string dtype = "fp64";       // fp64 | fp32 | bf16 (cuda only)
   int32_t hidden = 64;
   int32_t layers = 2;
+  /// The layers of each stage (the spec's `model` partition); empty: `layers` on every stage.
+  /// `--layers` empties it.
+  std::vector<int32_t> layers_per_stage;
   int32_t batch = 8;
   uint64_t seed = 1;
   double ms_per_unit = 10;

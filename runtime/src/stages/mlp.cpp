@@ -1,8 +1,9 @@
-// The mlp stage: `layers` x (Linear(h, h) + tanh) on `batch` rows per microbatch, weights and data
-// from the seed, mean-squared-error loss on the last stage. B computes only the input gradient
-// (and keeps dL/dz of every layer), W only the weight gradient from what B kept, BW both. Every
-// loop runs in a fixed order, and microbatch gradients are kept apart and summed in microbatch
-// order at the end of the step, so a pipelined run and a sequential one give identical bits.
+// The mlp stage: layers_of(stage) x (Linear(h, h) + tanh) on `batch` rows per microbatch, weights
+// and data from the seed, mean-squared-error loss on the last stage. B computes only the input
+// gradient (and keeps dL/dz of every layer), W only the weight gradient from what B kept, BW
+// both. Every loop runs in a fixed order, and microbatch gradients are kept apart and summed in
+// microbatch order at the end of the step, so a pipelined run and a sequential one give
+// identical bits.
 
 #include <cmath>
 #include <cstring>
@@ -18,7 +19,7 @@ template <class T>
 class MlpStage final : public Stage {
  public:
   MlpStage(const StageConfig& c, int32_t stage)
-      : h_(static_cast<size_t>(c.hidden)), layers_(static_cast<size_t>(c.layers)), rows_(static_cast<size_t>(c.batch)),
+      : h_(static_cast<size_t>(c.hidden)), layers_(static_cast<size_t>(c.layers_of(stage))), rows_(static_cast<size_t>(c.batch)),
         stage_(stage), last_(stage + 1 == c.num_stages), microbatches_(c.microbatches), seed_(c.seed) {
     size_t per_layer = h_ * h_ + h_;
     weights_.resize(layers_ * per_layer);

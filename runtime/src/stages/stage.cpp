@@ -1,4 +1,17 @@
+// The stage registry, and the defaults of Stage's optional members.
+//
+// The registry is a function-local static, so that registrations from other translation units'
+// static initialisers (SCHEDRT_REGISTER_STAGE) find it built whatever their order. schedrt's own
+// stages are added when it is first built, by explicit calls rather than registrars in their
+// files: those files live in a static library, and the linker would drop an object file that
+// nothing references, registrar and all.
+
 #include "schedrt/stage.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <mutex>
 
 #include "stages/stages_internal.h"
 
@@ -16,34 +29,153 @@ void Stage::overlapped(int32_t f_mb, const void* in, void* out, Stage& other, Ac
   else other.backward_input(b.mb, grad_out, grad_in);
 }
 
-std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) {
-  switch (config.kind) {
-    case StageKind::Mlp:
-      if (config.dtype == Dtype::BF16) throw Error("the mlp stage computes in bf16 only on the cuda backend");
-      return make_mlp_stage(config, stage);
-    case StageKind::Synthetic: return make_synthetic_stage(config, stage);
-    case StageKind::Noop: return make_noop_stage(config, stage);
+namespace {
+
+bool is_stage_name(std::string_view n) {
+  if (n.empty() || n.size() > 64 || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+bool serves(StageMemory have, StageMemory want) { return have == want || have == StageMemory::None; }
+
+class Registry {
+ public:
+  static Registry& get() {
+    static Registry r;
+    return r;
   }
-  return nullptr;
-}
 
-std::string to_string(StageKind k) {
-  switch (k) {
-    case StageKind::Mlp: return "mlp";
-    case StageKind::Synthetic: return "synthetic";
-    case StageKind::Noop: return "noop";
+  void add(StageInfo info) {
+    std::lock_guard lock(mu_);
+    std::string who = "stage `" + info.name + "`";
+    if (info.api_version != SCHEDRT_STAGE_API_VERSION) {
+      errors_.push_back(who + " was compiled against schedrt/stage.h version " + std::to_string(info.api_version) +
+                        ", this schedrt has version " + std::to_string(SCHEDRT_STAGE_API_VERSION) + "; rebuild it");
+      return;
+    }
+    if (!is_stage_name(info.name)) {
+      errors_.push_back("stage name `" + info.name + "` is not a name (letters, digits and `_`, not starting with a digit)");
+      return;
+    }
+    if (!info.make) {
+      errors_.push_back(who + " is registered without a factory (`.make`)");
+      return;
+    }
+    for (const StageInfo& s : stages_)
+      if (s.name == info.name && (serves(s.memory, info.memory) || serves(info.memory, s.memory))) {
+        errors_.push_back(who + " is registered twice (" + to_string(s.memory) + " and " + to_string(info.memory) +
+                          " memory); the first stays");
+        return;
+      }
+    stages_.push_back(std::move(info));
   }
-  return "mlp";
+
+  std::vector<StageInfo> all() const {
+    std::lock_guard lock(mu_);
+    std::vector<StageInfo> out(stages_.begin(), stages_.end());
+    // schedrt's own stages first, as registered; then the others by name, Host before Device.
+    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(builtin_), out.end(), [](const StageInfo& a, const StageInfo& b) {
+      return a.name != b.name ? a.name < b.name : a.memory < b.memory;
+    });
+    return out;
+  }
+
+  std::vector<std::string> errors() const {
+    std::lock_guard lock(mu_);
+    return errors_;
+  }
+
+  const StageInfo* find(std::string_view name, StageMemory memory) const {
+    std::lock_guard lock(mu_);
+    for (const StageInfo& s : stages_)
+      if (s.name == name && serves(s.memory, memory)) return &s;
+    return nullptr;
+  }
+
+ private:
+  Registry() {
+    // Not through add(): its lock is not re-entrant, and these are known to be well formed.
+    std::vector<StageInfo> own;
+    register_builtin_stages(own);
+    stages_.assign(own.begin(), own.end());
+    builtin_ = stages_.size();
+  }
+
+  mutable std::mutex mu_;
+  std::deque<StageInfo> stages_;  // find() hands out pointers: a deque keeps them valid as it grows
+  size_t builtin_ = 0;
+  std::vector<std::string> errors_;
+};
+
+std::string names_list() {
+  std::string out;
+  for (const std::string& n : stage_names()) out += (out.empty() ? "`" : ", `") + n + "`";
+  return out;
 }
 
-std::optional<StageKind> stage_kind(std::string_view name) {
-  for (StageKind k : kStageKinds)
-    if (to_string(k) == name) return k;
-  return std::nullopt;
+}  // namespace
+
+void register_builtin_stages(std::vector<StageInfo>& out) {
+  out.push_back({.name = "mlp",
+                 .description = "layers x (Linear(hidden, hidden) + tanh) on batch rows, MSE loss; fp64, fp32",
+                 .has_reference = true,
+                 .memory = StageMemory::Host,
+                 .make = [](const StageConfig& c, int32_t s, const StageEnv&) {
+                   if (c.dtype == Dtype::BF16) throw Error("the mlp stage computes in bf16 only on the cuda backend");
+                   return make_mlp_stage(c, s);
+                 }});
+  out.push_back({.name = "synthetic",
+                 .description = "holds the rank for each action's cost x ms_per_unit (timeline fidelity)",
+                 .memory = StageMemory::None,
+                 .make = [](const StageConfig& c, int32_t s, const StageEnv&) { return make_synthetic_stage(c, s); }});
+  out.push_back({.name = "noop",
+                 .description = "does nothing (the executor's own overhead)",
+                 .memory = StageMemory::None,
+                 .make = [](const StageConfig& c, int32_t s, const StageEnv&) { return make_noop_stage(c, s); }});
+  register_cuda_stages(out);
 }
 
-bool has_sequential_reference(StageKind k) { return k == StageKind::Mlp; }
+bool register_stage(StageInfo info) {
+  Registry::get().add(std::move(info));
+  return true;
+}
+
+std::vector<StageInfo> registered_stages() { return Registry::get().all(); }
+
+std::vector<std::string> registry_errors() { return Registry::get().errors(); }
+
+const StageInfo* find_stage(std::string_view name, StageMemory memory) { return Registry::get().find(name, memory); }
+
+std::vector<std::string> stage_names() {
+  std::vector<std::string> out;
+  for (const StageInfo& s : registered_stages())
+    if (std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
+  return out;
+}
+
+std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage, const StageEnv& env) {
+  const StageInfo* info = find_stage(config.stage, env.memory);
+  if (!info) {
+    if (find_stage(config.stage, env.memory == StageMemory::Host ? StageMemory::Device : StageMemory::Host))
+      throw Error("stage `" + config.stage + "` has no implementation for " + to_string(env.memory) +
+                  " memory (register one with `.memory = schedrt::StageMemory::" +
+                  (env.memory == StageMemory::Host ? "Host" : "Device") + "`)");
+    throw Error("no stage `" + config.stage + "` is registered; registered stages: " + names_list());
+  }
+  auto made = info->make(config, stage, env);
+  if (!made) throw Error("stage `" + config.stage + "`'s factory returned no stage for virtual stage " + std::to_string(stage));
+  return made;
+}
+
+std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) { return make_stage(config, stage, StageEnv{}); }
+
+bool has_sequential_reference(std::string_view name) {
+  const StageInfo* info = find_stage(name, StageMemory::Host);
+  return info && info->has_reference;
+}
 
 std::string to_string(Dtype d) { return d == Dtype::F64 ? "fp64" : d == Dtype::F32 ? "fp32" : "bf16"; }
+
+std::string to_string(StageMemory m) { return m == StageMemory::Host ? "host" : m == StageMemory::Device ? "device" : "no"; }
 
 }  // namespace schedrt

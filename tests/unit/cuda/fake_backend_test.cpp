@@ -254,9 +254,11 @@ using BeforeRun = std::function<void(const Backends&)>;
 // Every rank on the backend `make(rank)` builds, each on its own thread as run_cuda runs them, with
 // the CPU stages on the device. Returns the first failure's message ("" when all finished) and
 // rank 0's exit code.
+// `wrap`: the CPU stages run as kernels through DeviceStages; else the backend makes its stages
+// itself, from the registry's device implementations (a device stage registered by name).
 template <class Make>
 std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const RunOptions& opt, int* rc, Make make,
-                      const BeforeRun& before) {
+                      const BeforeRun& before, bool wrap = true) {
   Backends backends(static_cast<size_t>(info.ranks));
   std::latch built(info.ranks), go(1);
   std::vector<std::thread> threads;
@@ -273,7 +275,7 @@ std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const Run
       if (!mine) return;
       try {
         DeviceStages b(*mine);
-        int code = rank_main(b, info, opt);
+        int code = wrap ? rank_main(b, info, opt) : rank_main(*mine, info, opt);
         if (r == 0) *rc = code;
       } catch (const Aborted&) {
       } catch (const std::exception& e) {
@@ -288,10 +290,11 @@ std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const Run
 }
 
 // Every rank on the local backend (as run_cuda's single-process local mode), all on device 0.
-std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc, const BeforeRun& before = {}) {
+std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc, const BeforeRun& before = {},
+                      bool wrap = true) {
   cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
   return run_ranks(
-      group, info, opt, rc, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }, before);
+      group, info, opt, rc, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }, before, wrap);
 }
 
 // Every rank on the NCCL backend, one thread and one fake device each: with the in-process host
@@ -644,4 +647,59 @@ TEST_CASE("without one of its stream waits the backend computes wrong gradients,
     MESSAGE(d.what << ": --check failed for " << caught << " of " << seeds << " seeds");
     CHECK(caught > 0);
   }
+}
+
+// --- A device stage registered by name, as a user registers one (schedrt/stage.h) ---
+
+namespace {
+
+std::atomic<int> device_stages_made{0};
+
+StageConfig as_mlp(const StageConfig& c) {
+  StageConfig m = c;
+  m.stage = "mlp";
+  return m;
+}
+
+}  // namespace
+
+// The host implementation is what --check's sequential reference runs; the device one gets the
+// rank's compute stream from the backend and runs the mlp stage's math as kernels on it.
+SCHEDRT_REGISTER_STAGE(fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device",
+                       .has_reference = true, .memory = StageMemory::Host,
+                       .make = [](const StageConfig& c, int32_t s, const StageEnv&) { return make_stage(as_mlp(c), s); });
+SCHEDRT_REGISTER_STAGE(fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device",
+                       .has_reference = true, .memory = StageMemory::Device,
+                       .make = [](const StageConfig& c, int32_t s, const StageEnv& env) -> std::unique_ptr<Stage> {
+                         if (env.memory != StageMemory::Device || !env.stream || !env.backend)
+                           throw Error("a device stage was made without a device environment");
+                         ++device_stages_made;
+                         return std::make_unique<DeviceStage>(make_stage(as_mlp(c), s), static_cast<cudaStream_t>(env.stream));
+                       });
+
+TEST_CASE("a device stage registered by name: the cuda backend makes it with its stream, and --check matches") {
+  CHECK(registry_errors().empty());
+  for (const char* family : {"1f1b", "zb-v", "dualpipe"}) {
+    Program p(family, 4, std::string(family) == "zb-v" ? 2 : 1, 8);
+    RunOptions o = options();
+    o.stage = "fake_device_mlp";
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      device_stages_made = 0;
+      FakeDevice fake({.order = fake_cuda::Order::Random, .seed = seed, .devices = p.info.ranks});
+      Outcome r;
+      r.out = capture_stdout([&] { r.failure = run_local(p.info, o, &r.rc, {}, /*wrap=*/false); });
+      INFO(family << ", seed " << seed << ": " << r.out << r.failure);
+      CHECK(r.exact());
+      CHECK(r.out.find("\"stage\": \"fake_device_mlp\"") != std::string::npos);
+      // One per (direction, stage) the ranks hold, all from the device implementation.
+      CHECK(device_stages_made == p.info.num_directions() * p.info.stages);
+    }
+  }
+  // schedrt's own mlp stage has its cuBLAS implementation in the same registry; the synthetic
+  // stage touches no tensors and serves both.
+  CHECK(find_stage("mlp", StageMemory::Device) != nullptr);
+  CHECK(find_stage("synthetic", StageMemory::Device) == find_stage("synthetic", StageMemory::Host));
+  StageConfig c;
+  c.stage = "no_such_stage";
+  CHECK_THROWS_WITH(make_stage(c, 0), doctest::Contains("no stage `no_such_stage` is registered; registered stages: `mlp`"));
 }

@@ -5,6 +5,26 @@
 #include "backends/backends.h"
 #include "backends/cuda/tolerance.h"
 #include "stages/cuda/mlp_cuda.h"
+#include "stages/stages_internal.h"
+
+namespace schedrt {
+
+// The mlp stage's device implementation, registered under the same name as the CPU one. The
+// synthetic and noop stages touch no tensors (StageMemory::None): the CPU ones hold the rank's
+// host thread, and the events around them time that on the idle compute stream.
+void register_cuda_stages(std::vector<StageInfo>& out) {
+  out.push_back({.name = "mlp",
+                 .description = "the mlp stage on cuBLAS; fp64, fp32, bf16",
+                 .has_reference = true,
+                 .memory = StageMemory::Device,
+                 .make = [](const StageConfig& c, int32_t s, const StageEnv& env) -> std::unique_ptr<Stage> {
+                   auto* backend = dynamic_cast<cuda::CudaBackend*>(env.backend);
+                   if (!backend) throw Error("the mlp stage's device implementation runs only on the cuda backend");
+                   return cuda::make_mlp_cuda_stage(c, s, backend->device());
+                 }});
+}
+
+}  // namespace schedrt
 
 namespace schedrt::cuda {
 
@@ -18,11 +38,13 @@ void CudaBackend::zero(void* p, size_t bytes) {
   check(cudaStreamSynchronize(dev_.compute), "cudaMemset");
 }
 
-std::unique_ptr<Stage> CudaBackend::make_stage(const StageConfig& config, int32_t stage) {
-  // The synthetic and noop stages touch no tensors: the CPU ones hold the rank's host thread, and
-  // the events around them time that on the idle compute stream.
-  if (config.kind != StageKind::Mlp) return nullptr;
-  return make_mlp_cuda_stage(config, stage, dev_);
+StageEnv CudaBackend::stage_env() {
+  StageEnv env;
+  env.memory = StageMemory::Device;
+  env.device = dev_.device;
+  env.stream = dev_.compute;
+  env.backend = this;
+  return env;
 }
 
 std::optional<double> CudaBackend::device_check_tolerance(const StageConfig& config) const {

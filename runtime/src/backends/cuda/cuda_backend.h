@@ -35,7 +35,7 @@ class CudaBackend : public Backend {
   void* allocate(size_t bytes) override { return dev_.pool.allocate(bytes); }
   void deallocate(void*) override {}  // the pool frees everything when the rank ends
   void zero(void* p, size_t bytes) override;
-  std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) override;
+  StageEnv stage_env() override;
   void op_begin(OpCode code) override;
   void op_end(OpCode code) override;
   void device_intervals(std::vector<OpRecord>& records) override;

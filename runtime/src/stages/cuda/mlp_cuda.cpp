@@ -29,7 +29,7 @@ class MlpCudaStage final : public Stage {
            : c.dtype == Dtype::F32 ? Elem::F32
                                    : Elem::BF16),
         h_(c.hidden),
-        layers_(c.layers),
+        layers_(c.layers_of(stage)),
         rows_(c.batch),
         m_(c.microbatches),
         last_(stage + 1 == c.num_stages),
