@@ -1,5 +1,6 @@
 // The simulated timeline as a Chrome/Perfetto trace, written by the runtime's own writer so that a
-// simulated and a measured trace open side by side. One time unit is 1 ms (1000 us in the trace).
+// simulated and a measured trace open side by side. Times are the problem's own unit (`us` for a
+// profiled spec) in the trace's microseconds; a problem in plain numbers takes 1 unit = 1 ms.
 
 #include "codegen/emit.h"
 
@@ -8,13 +9,19 @@
 
 #include "ir/json_io.h"
 #include "schedrt/trace.h"
+#include "support/numbers.h"
+#include "support/units.h"
 
 namespace schedc::codegen {
 namespace {
 
-constexpr double kMicrosecondsPerUnit = 1000;
+// Microseconds per time unit of `p`: its unit's (`ms` 1000, `us` 1, `ns` 0.001), else 1 ms.
+double us_per_unit(const ir::Problem& p) {
+  if (const Unit* u = find_unit(p.time_unit); u && u->dim == Dimension::Time) return u->scale / 1000;
+  return 1000;
+}
 
-double to_us(const ir::Timeline& t, int64_t ticks) { return t.time(ticks) * kMicrosecondsPerUnit; }
+double to_us(const ir::Schedule& s, const ir::Timeline& t, int64_t ticks) { return t.time(ticks) * us_per_unit(s.problem); }
 
 // Compute events: one per action, one per overlapped unit (kind "FB", named "(F7.s0 BW3.s7)").
 void add_compute(const ir::Schedule& s, const ir::Timeline& t, std::vector<schedrt::TraceEvent>& out) {
@@ -24,8 +31,8 @@ void add_compute(const ir::Schedule& s, const ir::Timeline& t, std::vector<sched
       schedrt::TraceEvent e;
       e.rank = static_cast<int32_t>(r);
       e.thread = schedrt::TraceThread::Compute;
-      e.ts_us = to_us(t, t.start[r][i]);
-      e.dur_us = to_us(t, t.end[r][i] - t.start[r][i]);
+      e.ts_us = to_us(s, t, t.start[r][i]);
+      e.dur_us = to_us(s, t, t.end[r][i] - t.start[r][i]);
       if (s.overlap_starts_at(r, static_cast<int32_t>(i)) && i + 1 < order.size()) {
         e.name = "(" + ir::format_action(order[i]) + " " + ir::format_action(order[i + 1]) + ")";
         e.kind = "FB";
@@ -62,8 +69,8 @@ void add_transfers(const ir::Schedule& s, const ir::Timeline& t, std::vector<sch
         e.microbatch = d.mb.value;
         e.stage = d.stage.value;
         int64_t ready = t.end[static_cast<size_t>(from.rank)][static_cast<size_t>(from.index)];
-        e.ts_us = to_us(t, ready);
-        e.dur_us = to_us(t, comm);
+        e.ts_us = to_us(s, t, ready);
+        e.dur_us = to_us(s, t, comm);
         sends.push_back(std::move(e));
       }
   std::stable_sort(sends.begin(), sends.end(), [](const schedrt::TraceEvent& a, const schedrt::TraceEvent& b) {
@@ -80,7 +87,7 @@ std::string emit_perfetto(const ir::Schedule& s, const ir::Timeline& t) {
   add_transfers(s, t, events);
   std::vector<std::pair<std::string, std::string>> meta = {
       {"source", "\"schedc simulation\""},
-      {"time_unit_us", "1000"},
+      {"time_unit_us", format_number(us_per_unit(s.problem))},
       {"problem", ir::problem_json(s.problem)},
       {"metrics", ir::metrics_json(t.metrics)},
   };

@@ -1,5 +1,6 @@
 // Perfetto trace of a simulated timeline: valid JSON, one compute event per action or overlapped
-// unit at its simulated time (1 unit = 1000 us), transfers on the comm thread, metrics attached.
+// unit at its simulated time (in the problem's time unit; plain numbers 1 unit = 1000 us), transfers
+// on the comm thread, metrics attached.
 
 #include <doctest/doctest.h>
 
@@ -46,6 +47,25 @@ TEST_CASE("perfetto: compute events follow the timeline") {
   for (const json& e : trace["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "thread_name") ++names;
   CHECK(names == 4);  // compute and comm on each rank
+}
+
+TEST_CASE("perfetto: a problem stated in a time unit keeps it (a profiled spec is in us)") {
+  ir::Problem p = test::problem(2, 1, 2, ir::PlacementKind::Looped, ir::BackwardMode::Fused);
+  ir::Schedule s;
+  s.problem = p;
+  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)}, {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
+  for (auto [unit, us] : {std::pair{"us", 1.0}, {"ms", 1000.0}, {"ns", 0.001}, {"s", 1e6}}) {
+    s.problem.time_unit = unit;
+    json trace = json::parse(codegen::emit_perfetto(s, test::timeline(s)));
+    INFO(std::string(unit));
+    std::vector<json> compute = events_of(trace, 0);
+    REQUIRE(compute.size() == 8);
+    const json& bw = compute[5];  // rank 1's BW0.s1, from 2 to 4 units
+    CHECK(bw["name"] == "BW0.s1");
+    CHECK(bw["ts"].get<double>() == doctest::Approx(2 * us));
+    CHECK(bw["dur"].get<double>() == doctest::Approx(2 * us));
+    CHECK(trace["otherData"]["time_unit_us"].get<double>() == doctest::Approx(us));
+  }
 }
 
 TEST_CASE("perfetto: every cross-rank dependency is a transfer on the sender's comm thread") {
