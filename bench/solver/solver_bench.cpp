@@ -51,6 +51,17 @@ std::string fmt4(double v) {
 
 std::string cap_text(const ir::Problem& p) { return p.memory.cap ? format_number(p.memory.cap->at(0)) : "none"; }
 
+// A solve and its wall seconds.
+std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double time_limit, bool deterministic, int threads) {
+  solver::SolveOptions o;
+  o.time_limit_s = time_limit;
+  o.deterministic = deterministic;
+  o.threads = threads;
+  auto t0 = std::chrono::steady_clock::now();
+  solver::SolveResult r = solver::synthesize(p, o);
+  return {std::move(r), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 std::pair<std::string, double> best_family(const ir::Problem& p) {
   std::string name = "-";
   double best = 0;
@@ -183,13 +194,7 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
             if (c > 0) p.memory.cap = ir::PerStage::of(c);
             else p.memory.cap.reset();
             auto [fam, fam_value] = best_family(p);
-            solver::SolveOptions o;
-            o.time_limit_s = time_limit;
-            o.deterministic = deterministic;
-            o.threads = threads;
-            auto t0 = std::chrono::steady_clock::now();
-            solver::SolveResult r = solver::synthesize(p, o);
-            double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            auto [r, secs] = timed_solve(p, time_limit, deterministic, threads);
             ++rows;
             double over = secs - time_limit;
             worst_over = std::max(worst_over, over);
@@ -305,13 +310,7 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
               fam->problem = p;
             }
             double fam_v = ir::simulate(*fam).timeline->metrics.makespan;
-            solver::SolveOptions o;
-            o.time_limit_s = time_limit;
-            o.deterministic = deterministic;
-            o.threads = threads;
-            auto t0 = std::chrono::steady_clock::now();
-            solver::SolveResult r = solver::synthesize(p, o);
-            double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            auto [r, secs] = timed_solve(p, time_limit, deterministic, threads);
             if (!r.schedule) continue;
             double v = ir::simulate(*r.schedule).timeline->metrics.makespan;
             auto prov = nlohmann::json::parse(r.schedule->provenance);

@@ -160,6 +160,15 @@ inline int add_random_overlap(ir::Schedule& s, Rng& rng, int percent = 50) {
   return marked;
 }
 
+/// Declares FB = `factor` x (F + B) on every stage, rounded to 0.01: below 1, overlapped units
+/// save; above 1 they cost more than their members.
+inline void set_fb(ir::Problem& p, double factor) {
+  std::vector<double> fb;
+  for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
+    fb.push_back(std::round(factor * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
+  p.cost.FB = ir::PerStage::list(fb);
+}
+
 /// Options of `random_wide_problem`.
 struct WideProblemOptions {
   int max_ranks = 4;

@@ -74,12 +74,7 @@ TEST_CASE("the order simulator times overlapped F&B units as ir::simulate does")
     Problem p = test::random_problem(rng, {4, 6, true});
     // Units that save (FB below F + B), cost more, or (no FB) cost the members' sum.
     int fb = test::uniform(rng, 0, 2);
-    if (fb > 0) {
-      std::vector<double> v;
-      for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
-        v.push_back(std::round((fb == 1 ? 0.6 : 1.3) * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
-      p.cost.FB = PerStage::list(v);
-    }
+    if (fb > 0) test::set_fb(p, fb == 1 ? 0.6 : 1.3);
     Schedule s = test::random_valid_paired(p, rng);
     test::add_random_overlap(s, rng, 60);
     with_units += s.has_overlap();

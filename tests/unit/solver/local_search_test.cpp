@@ -36,6 +36,34 @@ Problem capped_problem(double cap) {
   return p;
 }
 
+// One trial: capped at the start's peak half the time, then `max_evals` of search; the result
+// must verify, stay within the evaluation budget and be no worse than the start.
+struct Trial {
+  bool improved = false;
+  solver::LocalSearchStats stats;
+  Schedule out;
+};
+
+Trial search_from(Schedule start, test::Rng& rng, int trial) {
+  if (test::uniform(rng, 0, 1)) {
+    auto peaks = peak_memory(start);
+    start.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
+  }
+  REQUIRE(verify(start).empty());
+  solver::LocalSearchOptions o;
+  o.max_evals = 3000;
+  o.seed = static_cast<uint64_t>(trial);
+  Trial t;
+  t.out = solver::local_search(start, o, t.stats);
+  INFO("trial " << trial);
+  REQUIRE(verify(t.out).empty());
+  double before = objective_of(start), after = objective_of(t.out);
+  CHECK(after <= before);
+  CHECK(t.stats.evals <= o.max_evals);
+  t.improved = after < before;
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("local search: valid, within the cap, never worse than its start") {
@@ -45,22 +73,7 @@ TEST_CASE("local search: valid, within the cap, never worse than its start") {
     Problem p = test::random_problem(rng, {4, 6, true});
     if (test::uniform(rng, 0, 3) == 0) p.objective = Objective::MaxSpan;
     Schedule start = test::random_valid(p, rng);
-    if (test::uniform(rng, 0, 1)) {
-      auto peaks = peak_memory(start);
-      start.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
-    }
-    REQUIRE(verify(start).empty());
-    solver::LocalSearchOptions o;
-    o.max_evals = 3000;
-    o.seed = static_cast<uint64_t>(trial);
-    solver::LocalSearchStats stats;
-    Schedule out = solver::local_search(start, o, stats);
-    INFO("trial " << trial);
-    REQUIRE(verify(out).empty());
-    double before = objective_of(start), after = objective_of(out);
-    CHECK(after <= before);
-    if (after < before) ++improved;
-    CHECK(stats.evals <= o.max_evals);
+    improved += search_from(start, rng, trial).improved;
   }
   CHECK(improved > 50);  // random orders leave a lot to gain
 }
@@ -122,28 +135,12 @@ TEST_CASE("local search with overlapped units: valid, never worse, and it pairs"
   for (int trial = 0; trial < 120; ++trial) {
     Problem p = test::random_problem(rng, {4, 6, true});
     // FB well below F + B, so that units pay; random starts with and without units.
-    std::vector<double> fb;
-    for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
-      fb.push_back(std::round(0.6 * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
-    p.cost.FB = PerStage::list(fb);
+    test::set_fb(p, 0.6);
     Schedule start = test::random_valid_paired(p, rng);
     if (trial % 2) test::add_random_overlap(start, rng, 50);
-    if (test::uniform(rng, 0, 1)) {
-      auto peaks = peak_memory(start);
-      start.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
-    }
-    REQUIRE(verify(start).empty());
-    solver::LocalSearchOptions o;
-    o.max_evals = 3000;
-    o.seed = static_cast<uint64_t>(trial);
-    solver::LocalSearchStats stats;
-    Schedule out = solver::local_search(start, o, stats);
-    INFO("trial " << trial);
-    REQUIRE(verify(out).empty());
-    double before = objective_of(start), after = objective_of(out);
-    CHECK(after <= before);
-    improved += after < before;
-    paired += stats.improved_best[4] > 0 && out.has_overlap();
+    Trial t = search_from(start, rng, trial);
+    improved += t.improved;
+    paired += t.stats.improved_best[4] > 0 && t.out.has_overlap();
   }
   CHECK(improved > 40);
   CHECK(paired > 10);  // the pair move finds units that pay

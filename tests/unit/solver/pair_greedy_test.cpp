@@ -21,10 +21,7 @@ TEST_CASE("pair greedy: valid schedules with units, within the cap") {
   int built = 0, with_units = 0, capped = 0;
   for (int trial = 0; trial < 150; ++trial) {
     Problem p = test::random_problem(rng, {4, 6, true});
-    std::vector<double> fb;
-    for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
-      fb.push_back(std::round(0.6 * (p.cost.F.at(st) + p.cost.B.at(st)) * 100) / 100);
-    p.cost.FB = PerStage::list(fb);
+    test::set_fb(p, 0.6);
     if (trial % 2) {  // a cap some schedule meets: the peak of a random valid order
       auto peaks = peak_memory(test::random_valid(p, rng));
       p.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()));
