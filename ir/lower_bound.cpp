@@ -396,8 +396,9 @@ OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t
 // forward and a lone backward cost `e` more than their work shares, while the lone forwards cover
 // at most `f_max` each (and `fill` in all, under a cap) of [earliest, H_B). With k lone forwards
 // the rank needs work + k e + max(0, H_B - earliest - min(k f_max, fill)) after its earliest
-// start; the least over k >= 1 is what this returns (0 when no unit saves on the rank).
-Wide lone_forward_extra(const Problem& p, const Dag& g, const Costs& c, std::span<const int32_t> jobs, Wide fill) {
+// start; this returns the earliest start plus the least of that over k >= 1, without the work (0
+// when no unit saves on the rank).
+Wide lone_forward_start(const Problem& p, const Dag& g, const Costs& c, std::span<const int32_t> jobs, Wide fill) {
   if (c.fb.empty()) return 0;
   const bool fused = p.backward == BackwardMode::Fused, mixed = p.backward == BackwardMode::Mixed;
   int64_t earliest = kNever, first_backward = kNever, f_max = 0;
@@ -433,9 +434,9 @@ Wide lone_forward_extra(const Problem& p, const Dag& g, const Costs& c, std::spa
   // At least one pair is lone: the backward of r's last forward has no forward left to join.
   // k e + max(0, d - min(k f_max, fill)) is convex in k: least at k = 1, or, while e < f_max, where
   // the lone forwards cover all they can (k = coverable / f_max, when that is above 1).
-  Wide at_one = e + std::max<Wide>(0, d - std::min<Wide>(f_max, coverable));
-  if (e >= f_max || coverable <= f_max) return at_one;
-  return std::min(at_one, (d - coverable) + floor_div(coverable * e, f_max));
+  Wide extra = e + std::max<Wide>(0, d - std::min<Wide>(f_max, coverable));
+  if (e < f_max && coverable > f_max) extra = std::min(extra, (d - coverable) + floor_div(coverable * e, f_max));
+  return extra > 0 ? earliest + extra : 0;
 }
 
 }  // namespace
@@ -476,12 +477,9 @@ LowerBound lower_bound(const Problem& p) {
     auto cap = p.cap_of(RankId(r));
     RankTerms t;
     if (cap) t = memory_terms(p, g, c, jobs, mem, chains, to_fixed(*cap, mscale));
-    if (p.objective == Objective::Makespan && !c.fb.empty()) {
-      int64_t earliest = kNever;
-      for (int32_t j : jobs) earliest = std::min(earliest, g.head[static_cast<size_t>(j)]);
-      Wide extra = lone_forward_extra(p, g, c, jobs, cap ? t.fill : Wide{-1});
-      if (extra > 0) offer(earliest + work + extra, rank + "its forwards before its first backward cannot join a unit");
-    }
+    if (p.objective == Objective::Makespan)
+      if (Wide lone = lone_forward_start(p, g, c, jobs, cap ? t.fill : Wide{-1}); lone > 0)
+        offer(lone + work, rank + "its forwards before its first backward cannot join a unit");
     if (!cap) continue;
     Wide idle = t.disjoint ? t.idle_head + t.idle_tail : std::max(t.idle_head, t.idle_tail);
     Wide idle_span = t.disjoint ? t.idle_head_span + t.idle_tail : std::max(t.idle_head_span, t.idle_tail);

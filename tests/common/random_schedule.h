@@ -169,6 +169,17 @@ inline void set_fb(ir::Problem& p, double factor) {
   p.cost.FB = ir::PerStage::list(fb);
 }
 
+/// DualPipe's problem: two directions, mixed backward, F = B = W = 1, comm 0.1, no FB.
+inline ir::Problem bidirectional_mixed(int pp, int m) {
+  ir::Problem p;
+  p.ranks = pp;
+  p.microbatches = m;
+  p.direction = ir::Direction::Bidirectional;
+  p.backward = ir::BackwardMode::Mixed;
+  p.cost.comm = 0.1;
+  return p;
+}
+
 /// Options of `random_wide_problem`.
 struct WideProblemOptions {
   int max_ranks = 4;

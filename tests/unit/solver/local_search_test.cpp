@@ -148,12 +148,7 @@ TEST_CASE("local search with overlapped units: valid, never worse, and it pairs"
 
 TEST_CASE("local search: from dualpipe, units and all, with FB below F + BW") {
   for (double fb : {1.5, 2.2}) {
-    Problem p;
-    p.ranks = 4;
-    p.microbatches = 16;
-    p.direction = Direction::Bidirectional;
-    p.backward = BackwardMode::Mixed;
-    p.cost.comm = 0.1;
+    Problem p = test::bidirectional_mixed(4, 16);
     p.cost.FB = PerStage::of(fb);
     Diagnostics d;
     auto start = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);

@@ -42,12 +42,7 @@ TEST_CASE("pair greedy: valid schedules with units, within the cap") {
 }
 
 TEST_CASE("pair greedy: no variants without FB, and near dualpipe on its own problem") {
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 16;
-  p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Mixed;
-  p.cost.comm = 0.1;
+  Problem p = test::bidirectional_mixed(4, 16);
   CHECK(solver::pair_variants(p).empty());
   p.cost.FB = PerStage::of(1.5);
   Diagnostics d;
