@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace schedc::ir {
 
@@ -35,7 +36,6 @@ OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(
   waiter_.assign(2 * n, -1);
   pos_.assign(R, 0);
   free_.assign(R, 0);
-  first_.assign(R, 0);
   rank_span_.assign(R, 0);
   rank_end_.assign(R, 0);
   stack_.reserve(R);
@@ -81,6 +81,17 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders, const 
   std::fill(waiter_.begin(), waiter_.end(), -1);
   std::fill(pos_.begin(), pos_.end(), 0);
   std::fill(free_.begin(), free_.end(), 0);
+  dirty_.clear();
+  all_dirty_ = true;
+  last_orders_ = &orders;
+  last_units_ = units;
+  last_changed_.clear();
+  for (size_t r = 0; r < R; ++r) last_changed_.push_back(r);
+  return advance(orders, units, size());
+}
+
+bool OrderSimulator::advance(const std::vector<std::vector<int32_t>>& orders, const Units* units, size_t todo) {
+  const size_t R = orders.size();
   stack_.clear();
   for (size_t r = R; r-- > 0;) stack_.push_back(static_cast<int32_t>(r));
   size_t done = 0;
@@ -98,7 +109,6 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders, const 
         b = order[pos_[r] + 1];
       int64_t ready = free_[r];
       if (!inputs_ready(a, rr, ready) || (b >= 0 && !inputs_ready(b, rr, ready))) break;
-      if (pos_[r] == 0) first_[r] = ready;
       const int64_t end = ready + (b >= 0 ? unit_duration(a, b) : graph_.duration(a));
       for (int32_t x : {a, b}) {
         if (x < 0) continue;
@@ -116,15 +126,120 @@ bool OrderSimulator::run(const std::vector<std::vector<int32_t>>& orders, const 
       free_[r] = end;
     }
   }
-  if (done != size()) return false;
+  if (done != todo) return false;
+  finish(orders);
+  return true;
+}
+
+void OrderSimulator::finish(const std::vector<std::vector<int32_t>>& orders) {
   makespan_ = max_span_ = 0;
-  for (size_t r = 0; r < R; ++r) {
-    rank_end_[r] = orders[r].empty() ? 0 : free_[r];
-    rank_span_[r] = orders[r].empty() ? 0 : free_[r] - first_[r];
+  for (size_t r = 0; r < orders.size(); ++r) {
+    rank_end_[r] = orders[r].empty() ? 0 : end_[static_cast<size_t>(orders[r].back())];
+    rank_span_[r] = orders[r].empty() ? 0 : rank_end_[r] - start_[static_cast<size_t>(orders[r].front())];
     makespan_ = std::max(makespan_, rank_end_[r]);
     max_span_ = std::max(max_span_, rank_span_[r]);
   }
-  return true;
+}
+
+void OrderSimulator::commit() {
+  assert(last_orders_ && "commit() follows a successful run");
+  const auto& orders = *last_orders_;
+  if (all_dirty_) {
+    base_orders_ = orders;
+    base_start_ = start_;
+    base_end_ = end_;
+  } else {
+    for (int32_t x : dirty_) {
+      base_start_[static_cast<size_t>(x)] = start_[static_cast<size_t>(x)];
+      base_end_[static_cast<size_t>(x)] = end_[static_cast<size_t>(x)];
+    }
+  }
+  if (base_units_.size() != size()) base_units_.assign(size(), -1);
+  for (size_t r : last_changed_) {
+    if (!all_dirty_) base_orders_[r] = orders[r];
+    for (int32_t x : orders[r]) base_units_[static_cast<size_t>(x)] = last_units_ ? (*last_units_)[static_cast<size_t>(x)] : -1;
+  }
+  base_rank_span_ = rank_span_;
+  base_rank_end_ = rank_end_;
+  base_makespan_ = makespan_;
+  base_max_span_ = max_span_;
+  has_base_ = true;
+  all_dirty_ = false;
+  dirty_.clear();
+  last_changed_.clear();
+}
+
+void OrderSimulator::restore_dirty() {
+  if (all_dirty_) {
+    start_ = base_start_;
+    end_ = base_end_;
+    std::fill(waiter_.begin(), waiter_.end(), -1);
+  } else {
+    for (int32_t x : dirty_) {
+      const auto xi = static_cast<size_t>(x);
+      start_[xi] = base_start_[xi];
+      end_[xi] = base_end_[xi];
+      waiter_[2 * xi] = waiter_[2 * xi + 1] = -1;
+    }
+  }
+  dirty_.clear();
+  all_dirty_ = false;
+}
+
+void OrderSimulator::discard() {
+  assert(has_base_ && "discard() needs a committed run");
+  restore_dirty();
+  rank_span_ = base_rank_span_;
+  rank_end_ = base_rank_end_;
+  makespan_ = base_makespan_;
+  max_span_ = base_max_span_;
+  last_changed_.clear();
+}
+
+bool OrderSimulator::rerun(const std::vector<std::vector<int32_t>>& orders, const Units* units,
+                           const std::vector<size_t>& changed) {
+  assert(has_base_ && "rerun() needs a committed run");
+  restore_dirty();
+  last_orders_ = &orders;
+  last_units_ = units;
+  last_changed_.clear();
+  // The starting step of position i: its node and, where a unit starts there, the partner.
+  auto partner = [](const std::vector<int32_t>& order, const Units* u, size_t i) {
+    if (!u || i + 1 >= order.size()) return -1;
+    int32_t b = (*u)[static_cast<size_t>(order[i])];
+    return b == order[i + 1] ? b : -1;
+  };
+  // T: the earliest committed start among the positions a change reaches.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  int64_t T = kNever;
+  for (size_t r : changed) {
+    if (std::find(last_changed_.begin(), last_changed_.end(), r) != last_changed_.end()) continue;
+    last_changed_.push_back(r);
+    const auto& now = orders[r];
+    const auto& was = base_orders_[r];
+    assert(now.size() == was.size() && "a move permutes a rank's actions");
+    const Units* base_units = &base_units_;
+    for (size_t i = 0; i < now.size(); ++i)
+      if (now[i] != was[i] || partner(now, units, i) != partner(was, base_units, i)) {
+        T = std::min(T, base_start_[static_cast<size_t>(was[i])]);
+        break;
+      }
+  }
+  size_t todo = 0;
+  for (size_t r = 0; r < orders.size(); ++r) {
+    const auto& was = base_orders_[r];
+    // Committed starts are non-decreasing along a rank's order: resume at the first at or after T.
+    auto it = std::partition_point(was.begin(), was.end(), [&](int32_t x) { return base_start_[static_cast<size_t>(x)] < T; });
+    const auto from = static_cast<size_t>(it - was.begin());
+    pos_[r] = from;
+    free_[r] = from > 0 ? base_end_[static_cast<size_t>(was[from - 1])] : 0;
+    for (size_t i = from; i < orders[r].size(); ++i) {
+      end_[static_cast<size_t>(orders[r][i])] = -1;
+      dirty_.push_back(orders[r][i]);
+    }
+    todo += orders[r].size() - from;
+  }
+  return advance(orders, units, todo);
 }
 
 int64_t OrderSimulator::peak_memory(const std::vector<int32_t>& order) const {

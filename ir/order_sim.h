@@ -4,6 +4,13 @@
 // per-rank order of those actions, and optionally overlapped F&B units among them,
 // as-soon-as-possible, tick for tick as ir::simulate does, in O(actions) with no allocation. The
 // local search evaluates millions of orders with it.
+//
+// Incremental runs: after commit(), rerun() times orders that differ from the committed ones on a
+// few ranks and re-times only what the change can reach. Let T be the earliest committed start
+// among the changed positions. An action that started before T depends only on actions that
+// started before T (every duration and lag is at least 0), none of which moved, so it keeps its
+// time; every rank resumes at its first action that started at T or later. The rest is timed as
+// run() times it, so the result is exact, not an estimate.
 
 #include <cstdint>
 #include <vector>
@@ -55,6 +62,17 @@ class OrderSimulator {
   /// Times every node of `orders` (with `units`, when given); false when they deadlock (a
   /// dependency that never completes).
   bool run(const std::vector<std::vector<int32_t>>& orders, const Units* units = nullptr);
+  /// Makes the last successful run (full or incremental) the base of later incremental runs. The
+  /// orders and units that run timed must not have changed since.
+  void commit();
+  /// Times `orders` and `units` (nullptr: none) that equal the committed ones except on the ranks
+  /// listed in `changed` (any order, repeats allowed), re-timing only actions that start at or
+  /// after the earliest change; the result is the one run() gives. Needs a commit() before.
+  bool rerun(const std::vector<std::vector<int32_t>>& orders, const Units* units, const std::vector<size_t>& changed);
+  /// Drops the last run: start(), end() and the spans are the committed run's again.
+  void discard();
+  /// Nodes the last run timed (every node for run()); the share an incremental run saves.
+  size_t last_retimed() const { return all_dirty_ ? size() : dirty_.size(); }
   /// After a successful run: start and end ticks of a node.
   int64_t start(int32_t node) const { return start_[static_cast<size_t>(node)]; }
   int64_t end(int32_t node) const { return end_[static_cast<size_t>(node)]; }
@@ -87,10 +105,26 @@ class OrderSimulator {
   std::vector<int64_t> start_, end_;
   std::vector<int32_t> waiter_;  // two slots per node: ranks waiting for it, -1 when free
   std::vector<size_t> pos_;
-  std::vector<int64_t> free_, first_;
+  std::vector<int64_t> free_;
   std::vector<int32_t> stack_;
   std::vector<int64_t> rank_span_, rank_end_;
   int64_t makespan_ = 0, max_span_ = 0;
+  /// Times the positions from pos_ on of every rank (`todo` actions in all); false on deadlock.
+  bool advance(const std::vector<std::vector<int32_t>>& orders, const Units* units, size_t todo);
+  /// The spans and makespan after a successful run.
+  void finish(const std::vector<std::vector<int32_t>>& orders);
+  // The committed run, and what the last run changed since (dirty_ nodes, or all of them).
+  bool has_base_ = false, all_dirty_ = false;
+  const std::vector<std::vector<int32_t>>* last_orders_ = nullptr;
+  const Units* last_units_ = nullptr;
+  std::vector<size_t> last_changed_;
+  std::vector<std::vector<int32_t>> base_orders_;
+  Units base_units_;
+  std::vector<int64_t> base_start_, base_end_, base_rank_span_, base_rank_end_;
+  int64_t base_makespan_ = 0, base_max_span_ = 0;
+  std::vector<int32_t> dirty_;
+  /// Restores the dirty nodes' times (and waiter slots) to the committed run's.
+  void restore_dirty();
 };
 
 }  // namespace schedc::ir

@@ -13,6 +13,9 @@
 //   solver_bench --overlap --time-limit 20 --deterministic
 //                                     overlapped F&B units (FB below F + BW): dualpipe and
 //                                     dualpipev beside the synthesized schedule
+//   solver_bench --evals
+//                                     the local search's evaluations per second, every candidate
+//                                     timed whole beside timed incrementally (same search)
 //   solver_bench --help
 
 #include <algorithm>
@@ -30,6 +33,7 @@
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/synth/explain.h"
+#include "solver/synth/local_search.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
@@ -323,6 +327,68 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
   return 0;
 }
 
+// The local search's throughput: the same search (same seed, same evaluation budget) with every
+// candidate timed whole and timed incrementally, from the best family schedule, on problems of
+// the capped grid's layouts at cap 1.5x (activations of one microbatch per rank = 1).
+int eval_rows(const std::vector<int>& pps, uint64_t evals) {
+  std::printf("| layout | pp | m | actions | start | evals | whole: evals/s | incremental: evals/s | ratio | re-timed share | same result |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (std::string layout : {"1", "2V", "4L", "1bi"})
+    for (int pp : pps) {
+      ir::Problem p;
+      p.ranks = pp;
+      p.microbatches = 4 * pp;
+      p.backward = ir::BackwardMode::Split;
+      p.cost.F = ir::PerStage::of(2);
+      p.cost.B = ir::PerStage::of(2);
+      p.cost.W = ir::PerStage::of(1);
+      p.cost.comm = 0.1;
+      if (layout == "2V") p.stages_per_rank = 2, p.placement = ir::PlacementKind::VShape;
+      if (layout == "4L") p.stages_per_rank = 4;
+      if (layout == "1bi") p.direction = ir::Direction::Bidirectional;
+      if (p.stages_per_rank > 1) {
+        double per = 1.0 / p.stages_per_rank;
+        p.memory.F = ir::PerStage::of(per);
+        p.memory.B = ir::PerStage::of(-per / 2);
+        p.memory.W = ir::PerStage::of(-per / 2);
+      }
+      p.memory.cap = ir::PerStage::of(1.5 * pp);
+      // The best family schedule that fits the cap starts both searches.
+      std::optional<ir::Schedule> start;
+      std::string name;
+      double best = 0;
+      for (const auto& f : solver::families()) {
+        Diagnostics d;
+        auto s = solver::generate_family(f.name, p, {}, SourceLoc{}, d);
+        if (!s) continue;
+        auto sim = ir::simulate(*s);
+        if (!sim.timeline) continue;
+        double v = sim.timeline->metrics.objective_value(p.objective);
+        if (!start || v < best) start = std::move(*s), name = f.name, best = v;
+      }
+      if (!start) continue;
+      double rate[2] = {0, 0}, value[2] = {0, 0}, share = 0;
+      for (int inc = 0; inc < 2; ++inc) {
+        solver::LocalSearchOptions o;
+        o.max_evals = evals;
+        o.incremental = inc == 1;
+        solver::LocalSearchStats st;
+        auto t0 = std::chrono::steady_clock::now();
+        ir::Schedule out = solver::local_search(*start, o, st);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        rate[inc] = static_cast<double>(st.evals) / secs;
+        value[inc] = ir::simulate(out).timeline->metrics.objective_value(p.objective);
+        if (inc == 1) share = static_cast<double>(st.retimed) / (static_cast<double>(st.evals) * static_cast<double>(start->num_actions()));
+      }
+      std::printf("| %s | %d | %d | %zu | %s %s | %llu | %.0f | %.0f | %.2fx | %.0f%% | %s |\n", layout.c_str(), pp,
+                  p.microbatches, start->num_actions(), name.c_str(), format_number(best).c_str(),
+                  static_cast<unsigned long long>(evals), rate[0], rate[1], rate[1] / rate[0], 100 * share,
+                  value[0] == value[1] ? ("yes, " + format_number(value[1])).c_str() : "NO");
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"schedc solver benchmark"};
   std::vector<int> pps{2, 4, 8, 16, 32};
@@ -357,7 +423,15 @@ int main(int argc, char** argv) {
   app.add_flag("--scale", scale_mode, "large problems (pp 64 to 1024, m up to 1302) under --time-limit (default 10 s): seconds and overshoot");
   bool overlap_mode = false;
   app.add_flag("--overlap", overlap_mode, "overlapped F&B units: dualpipe and dualpipev beside the synthesized schedule (--pp, --m-factor)");
+  bool evals_mode = false;
+  uint64_t evals = 200'000;
+  app.add_flag("--evals", evals_mode, "the local search's evaluations per second, timed whole and incrementally (--pp, --max-evals)");
+  app.add_option("--max-evals", evals, "with --evals: evaluations per search");
   CLI11_PARSE(app, argc, argv);
+  if (evals_mode) {
+    if (!app.count("--pp")) pps = {8, 16, 32};
+    return eval_rows(pps, evals);
+  }
   if (overlap_mode) {
     if (!app.count("--pp")) pps = {4, 8};
     if (!app.count("--m-factor")) factors = {4};

@@ -123,16 +123,11 @@ class Annealer {
     for (size_t k = unit_log_.size(); k-- > 0;) units_[static_cast<size_t>(unit_log_[k].first)] = unit_log_[k].second;
     unit_log_.clear();
   }
-  void keep_times() {
+  /// The rank that decides the objective of the committed orders.
+  void find_critical() {
     for (size_t r = 0; r < cur_.size(); ++r) {
       int64_t v = p_.objective == ir::Objective::Makespan ? sim_.rank_end(r) : sim_.rank_span(r);
       if (r == 0 || v > crit_value_) crit_value_ = v, critical_ = r;
-    }
-    start_.resize(sim_.size());
-    end_.resize(sim_.size());
-    for (size_t i = 0; i < sim_.size(); ++i) {
-      start_[i] = sim_.start(static_cast<int32_t>(i));
-      end_[i] = sim_.end(static_cast<int32_t>(i));
     }
   }
 
@@ -146,7 +141,6 @@ class Annealer {
   std::vector<std::pair<int32_t, int32_t>> unit_log_;  // (node, old partner) of the current move
   bool pairing_ = false;
   std::vector<int32_t> pos_, node_of_;
-  std::vector<int64_t> start_, end_;  // of the current orders
   size_t critical_ = 0;
   int64_t crit_value_ = 0;
   int64_t dmin_ = 1;
@@ -162,7 +156,7 @@ bool Annealer::move_w_gap() {
   // Gaps: positions whose action starts after the previous one ended.
   size_t gaps = 0, chosen = 0;
   for (size_t i = 1; i < order.size(); ++i)
-    if (start_[static_cast<size_t>(order[i])] > end_[static_cast<size_t>(order[i - 1])]) {
+    if (sim_.start(order[i]) > sim_.end(order[i - 1])) {
       ++gaps;
       if (pick(gaps) == 0) chosen = i;  // reservoir sampling: uniform over gaps
     }
@@ -301,7 +295,8 @@ ir::Schedule Annealer::run() {
   bool ok = sim_.run(cur_, &units_);
   assert(ok && "the local search starts from a valid schedule");
   (void)ok;
-  keep_times();
+  sim_.commit();
+  find_critical();
   Orders best = cur_;
   ir::OrderSimulator::Units best_units = units_;
   int64_t best_obj = sim_.objective(p_.objective);
@@ -343,10 +338,14 @@ ir::Schedule Annealer::run() {
     for (size_t r : touched_) break_separated(r);
     ++stats_.tried[static_cast<size_t>(move)];
     bool fits = std::all_of(touched_.begin(), touched_.end(), [&](size_t r) { return sim_.within_cap(r, cur_[r]); });
-    bool accepted = false;
+    bool accepted = false, ran = false;
     if (fits) {
       ++stats_.evals;
-      if (sim_.run(cur_, &units_)) {
+      ran = true;
+      // Only the touched ranks changed: the simulator re-times what the move can reach.
+      bool ok = o_.incremental ? sim_.rerun(cur_, &units_, touched_) : sim_.run(cur_, &units_);
+      stats_.retimed += sim_.last_retimed();
+      if (ok) {
         double e = energy();
         double temp = t_hi * std::pow(t_lo / t_hi, std::min(1.0, frac));
         double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
@@ -354,7 +353,8 @@ ir::Schedule Annealer::run() {
         if (accepted) {
           cur_energy = e;
           ++stats_.accepted;
-          keep_times();
+          sim_.commit();
+          find_critical();
           int64_t obj = sim_.objective(p_.objective);
           if (obj < best_obj || (obj == best_obj && e < best_energy - 1e-9)) {
             if (obj < best_obj) ++stats_.improved_best[static_cast<size_t>(move)], stale = 0;
@@ -369,6 +369,7 @@ ir::Schedule Annealer::run() {
     if (accepted) {
       for (size_t r : touched_) reindex(r);
     } else {
+      if (ran) sim_.discard();
       for (size_t k = 0; k < touched_.size(); ++k) cur_[touched_[k]] = saved_[k];
       undo_units();
     }
@@ -379,7 +380,8 @@ ir::Schedule Annealer::run() {
       units_ = best_units;
       for (size_t r = 0; r < cur_.size(); ++r) reindex(r);
       sim_.run(cur_, &units_);
-      keep_times();
+      sim_.commit();
+      find_critical();
       cur_energy = best_energy;
     }
   }

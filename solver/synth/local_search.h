@@ -28,6 +28,10 @@ struct LocalSearchOptions {
   int64_t target = 0;
   /// When set and it becomes true (an interrupt), the search ends soon and returns its best.
   const std::atomic<bool>* stop = nullptr;
+  /// Time each candidate incrementally (ir::OrderSimulator::rerun, re-timing only what the move
+  /// reaches); false times every candidate whole. Both give the same search, step for step;
+  /// bench/solver --evals measures the difference.
+  bool incremental = true;
 };
 
 inline constexpr int kNumMoves = 6;
@@ -41,6 +45,8 @@ struct LocalSearchStats {
   uint64_t evals = 0;
   uint64_t accepted = 0;
   uint64_t restarts = 0;
+  /// Action timings the evaluations did (at most evals times the actions).
+  uint64_t retimed = 0;
   double seconds = 0;
   std::array<uint64_t, kNumMoves> tried{}, improved_best{};
 
@@ -48,6 +54,7 @@ struct LocalSearchStats {
     evals += o.evals;
     accepted += o.accepted;
     restarts += o.restarts;
+    retimed += o.retimed;
     seconds += o.seconds;
     for (size_t m = 0; m < tried.size(); ++m) {
       tried[m] += o.tried[m];
