@@ -5,6 +5,7 @@
 #include <limits>
 #include <queue>
 #include <span>
+#include <unordered_map>
 
 #include "ir/action.h"
 #include "ir/dep_graph.h"
@@ -439,6 +440,192 @@ Wide lone_forward_start(const Problem& p, const Dag& g, const Costs& c, std::spa
   return extra > 0 ? earliest + extra : 0;
 }
 
+// Consecutive microbatches under the cap (docs/solver.md section 1, term 8). Take two
+// microbatches k and k + 1 of one direction, in order on every stage (symmetry), and rank r. Along
+// r's order the pair of their started sets (A, B) moves from nothing to everything on r, one
+// action (or a unit of one of each) at a time; with every other microbatch holding a non-negative
+// amount, each pair of sets on the way holds at most the cap. For a forward Y of r, the sets A that
+// can stand beside B when Y(k + 1) starts tell which of k's actions must have started by then: so
+// Y(k + 1)'s step ends at least E_k + c after Y(k)'s (E_k), where c is the least over those A of a
+// one-machine bound on what runs between them (k's actions reachable from Y(k), released at their
+// path length from Y(k)'s end; k + 1's own earlier actions of r, released where their own sets A
+// say; then Y itself). Chained over the direction's microbatches, between the first Y's head and
+// the last one's tail. Split and fused problems (a mixed one may turn any BW into B;W: skipped).
+// Makespan only: the symmetry may not keep a rank's span. Returns 0 where it does not apply.
+Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const int32_t> jobs, int64_t cap) {
+  Wide out = 0;
+  if (p.backward == BackwardMode::Mixed || cap < 0) return out;
+  const bool fused = p.backward == BackwardMode::Fused;
+  const int32_t S = p.num_stages();
+  auto node = [&](int32_t mb, int32_t st, ActionKind k) { return static_cast<size_t>(node_of(p, mb, st, k)); };
+  auto memory = [&](size_t v) { return g.graph.memory(static_cast<int32_t>(v)); };
+  // Every (mb, s) of r holds a non-negative amount at all times, finished ones too.
+  for (int32_t i : jobs) {
+    Action a = g.act(static_cast<size_t>(i));
+    if (a.kind != ActionKind::F) continue;
+    int64_t f = memory(static_cast<size_t>(i));
+    int64_t held = fused ? f + memory(node(a.mb.value, a.stage.value, ActionKind::BW))
+                         : f + memory(node(a.mb.value, a.stage.value, ActionKind::B));
+    int64_t left = fused ? held : held + memory(node(a.mb.value, a.stage.value, ActionKind::W));
+    if (f < 0 || held < 0 || left < 0) return out;
+  }
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  for (int32_t d = 0; d < p.num_directions(); ++d) {
+    const int32_t mb0 = d == 0 ? 0 : p.microbatches / 2;
+    const int32_t count = p.num_directions() == 1 ? p.microbatches : d == 0 ? p.microbatches / 2 : p.microbatches - mb0;
+    if (count < 2) continue;
+    // The actions of microbatch mb0 on r, as (stage, kind); the same indices name mb0 + 1's.
+    std::vector<std::pair<int32_t, ActionKind>> life;
+    for (int32_t i : jobs) {
+      Action a = g.act(static_cast<size_t>(i));
+      if (a.mb.value == mb0) life.push_back({a.stage.value, a.kind});
+    }
+    const size_t n = life.size();
+    if (n == 0 || n > 16) continue;
+    auto at = [&](int32_t mb, size_t i) { return node(mb, life[i].first, life[i].second); };
+    // Longest paths within one microbatch from each action's end to each action's start (chain
+    // durations and lags; kNone where there is no path), in its topological order: forwards by
+    // stage, then backwards from the last stage, each followed by its W.
+    std::vector<size_t> topo;
+    for (int32_t st = 0; st < S; ++st) topo.push_back(node(mb0, st, ActionKind::F));
+    for (int32_t st = S - 1; st >= 0; --st) {
+      topo.push_back(node(mb0, st, fused ? ActionKind::BW : ActionKind::B));
+      if (!fused) topo.push_back(node(mb0, st, ActionKind::W));
+    }
+    std::vector<std::vector<int64_t>> path(n, std::vector<int64_t>(n, kNone));
+    {
+      const auto base = static_cast<size_t>(node_of(p, mb0, 0, ActionKind::F));
+      const size_t per_mb = topo.size();
+      auto local = [&](size_t v) { return v - base; };  // canonical ids of one microbatch are contiguous
+      std::vector<int64_t> dist(per_mb);
+      for (size_t i = 0; i < n; ++i) {
+        std::fill(dist.begin(), dist.end(), kNone);
+        const size_t u = at(mb0, i);
+        for (const DepGraph::Edge& e : g.graph.succs(static_cast<int32_t>(u)))
+          if (g.act(static_cast<size_t>(e.node)).mb.value == mb0)
+            dist[local(static_cast<size_t>(e.node))] = std::max(dist[local(static_cast<size_t>(e.node))], e.lag);
+        for (size_t v : topo) {
+          int64_t dv = dist[local(v)];
+          if (dv == kNone) continue;
+          for (const DepGraph::Edge& e : g.graph.succs(static_cast<int32_t>(v)))
+            if (g.act(static_cast<size_t>(e.node)).mb.value == mb0)
+              dist[local(static_cast<size_t>(e.node))] = std::max(dist[local(static_cast<size_t>(e.node))], dv + g.dur[v] + e.lag);
+        }
+        for (size_t j = 0; j < n; ++j) path[i][j] = dist[local(at(mb0, j))];
+      }
+    }
+    std::vector<uint32_t> preds(n, 0);
+    std::vector<int64_t> delta(n);
+    for (size_t j = 0; j < n; ++j) {
+      delta[j] = memory(at(mb0, j));
+      for (size_t i = 0; i < n; ++i)
+        if (path[i][j] != kNone) preds[j] |= uint32_t{1} << i;
+    }
+    // Where two microbatches' peaks (at most their positive deltas) fit side by side the cap
+    // orders nothing: c would be Y's own step.
+    Wide peak = 0;
+    for (size_t i = 0; i < n; ++i) peak += std::max<int64_t>(0, delta[i]);
+    if (2 * peak <= cap) continue;
+    // The pairs of started sets along r's order: reachable from (nothing, nothing) within the cap
+    // and able to reach (everything, everything).
+    const uint32_t full = n == 32 ? ~uint32_t{0} : (uint32_t{1} << n) - 1;
+    auto key = [&](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
+    std::vector<std::pair<uint32_t, uint32_t>> states{{0, 0}};
+    std::vector<Wide> holds{0};
+    std::unordered_map<uint64_t, size_t> index{{key(0, 0), 0}};
+    struct Step {
+      size_t from, to;
+      int added_b;  // the index k + 1 started here, -1 when none
+    };
+    std::vector<Step> steps;
+    auto kind = [&](size_t i) { return life[i].second; };
+    auto may_add_a = [&](uint32_t a, size_t i) { return !(a >> i & 1) && (preds[i] & ~a) == 0; };
+    // k + 1's action comes after k's of the same stage and kind (W's are not assumed in order).
+    auto may_add_b = [&](uint32_t a, uint32_t b, size_t j) {
+      return !(b >> j & 1) && (preds[j] & ~b) == 0 && (kind(j) == ActionKind::W || (a >> j & 1));
+    };
+    for (size_t q = 0; q < states.size(); ++q) {
+      auto [a, b] = states[q];
+      const Wide h = holds[q];
+      auto go = [&](uint32_t a2, uint32_t b2, Wide h2, int added) {
+        if (h2 > cap) return;
+        auto [it, fresh] = index.emplace(key(a2, b2), states.size());
+        if (fresh) states.push_back({a2, b2}), holds.push_back(h2);
+        steps.push_back({q, it->second, added});
+      };
+      for (size_t i = 0; i < n; ++i)
+        if (may_add_a(a, i)) go(a | uint32_t{1} << i, b, h + delta[i], -1);
+      for (size_t j = 0; j < n; ++j)
+        if (may_add_b(a, b, j)) go(a, b | uint32_t{1} << j, h + delta[j], static_cast<int>(j));
+      // A unit: a forward of one microbatch with a backward (B or BW) of the other.
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j) {
+          bool fb = (kind(i) == ActionKind::F && is_backward(kind(j))) || (is_backward(kind(i)) && kind(j) == ActionKind::F);
+          if (fb && may_add_a(a, i) && may_add_b(a, b, j))
+            go(a | uint32_t{1} << i, b | uint32_t{1} << j, h + delta[i] + delta[j], static_cast<int>(j));
+        }
+      if (states.size() > 200'000) break;  // never near this: at most 35 sets a side at vpp 4
+    }
+    if (states.size() > 200'000) continue;
+    auto last = index.find(key(full, full));
+    if (last == index.end()) continue;  // no pair passes r under the cap: leave it to the others
+    std::vector<char> live(states.size(), 0);
+    live[last->second] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Step& st : steps)
+        if (live[st.to] && !live[st.from]) live[st.from] = 1, changed = true;
+    }
+    for (size_t y = 0; y < n; ++y) {
+      if (kind(y) != ActionKind::F) continue;
+      // Releases relative to E_k = Y(k)'s end: k's actions reachable from Y(k) at their path
+      // length. An action j of k + 1 started no earlier than any of k's started before it, and
+      // after Y(k)'s step when Y(k) had started (a forward never shares a unit with a forward).
+      auto rel_a = [&](uint32_t a, size_t j) {  // kNone when nothing bounds it
+        int64_t r = (a >> y & 1) && kind(j) == ActionKind::F ? 0 : kNone;
+        for (size_t i = 0; i < n; ++i)
+          if ((a >> i & 1) && path[y][i] != kNone) r = std::max(r, path[y][i]);
+        return r;
+      };
+      // k + 1's earlier actions: released at the least, over the steps that start them, of the
+      // latest release among k's actions started by then.
+      std::vector<int64_t> rel_b(n, std::numeric_limits<int64_t>::max());
+      for (const Step& st : steps)
+        if (st.added_b >= 0 && live[st.from] && live[st.to]) {
+          auto j = static_cast<size_t>(st.added_b);
+          rel_b[j] = std::min(rel_b[j], rel_a(states[st.to].first, j));
+        }
+      const int64_t y_share = g.share[at(mb0 + 1, y)], y_dur = g.dur[at(mb0 + 1, y)];
+      Wide c = -1;
+      for (const Step& st : steps) {
+        if (st.added_b != static_cast<int>(y) || !live[st.from] || !live[st.to]) continue;
+        auto [a, b] = states[st.to];
+        std::vector<std::pair<int64_t, int64_t>> work;  // (release, share)
+        for (size_t i = 0; i < n; ++i)
+          if ((a >> i & 1) && path[y][i] != kNone) work.push_back({path[y][i], g.share[at(mb0, i)]});
+        for (size_t j = 0; j < n; ++j)
+          if (j != y && (b >> j & 1) && rel_b[j] != kNone && rel_b[j] != std::numeric_limits<int64_t>::max())
+            work.push_back({rel_b[j], g.share[at(mb0 + 1, j)]});
+        std::sort(work.rbegin(), work.rend());
+        Wide best = 0, sum = 0;
+        for (auto [release, share] : work) {
+          sum += share;
+          best = std::max(best, Wide{release} + sum);
+        }
+        Wide here = std::max<Wide>(best + y_share, y_dur);
+        c = c < 0 ? here : std::min(c, here);
+      }
+      if (c <= 0) continue;
+      const size_t y_last = at(mb0 + count - 1, y);
+      Wide end = 0;  // of the last Y's step
+      for (int32_t j = 0; j < count; ++j)
+        end = std::max(end, Wide{g.head[at(mb0 + j, y)]} + y_dur + Wide{count - 1 - j} * c);
+      out = std::max(out, end + g.tail[y_last]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 LowerBound lower_bound(const Problem& p) {
@@ -490,6 +677,9 @@ LowerBound lower_bound(const Problem& p) {
     OneAtATime one = one_at_a_time(p, g, jobs, mem, chains, to_fixed(*cap, mscale));
     if (one.span > 0)
       offer(makespan ? one.first + one.span : one.span, rank + "the cap holds one microbatch at a time");
+    if (makespan)
+      if (Wide next = consecutive_microbatches(p, g, jobs, to_fixed(*cap, mscale)); next > 0)
+        offer(next, rank + "a microbatch waits for room the one before it leaves");
   }
   return best;
 }
