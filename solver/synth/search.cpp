@@ -29,6 +29,7 @@
 #include "solver/synth/progress.h"
 #include "solver/synth/prove.h"
 #include "solver/synth/relax.h"
+#include "solver/synth/steady.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -251,6 +252,7 @@ class Search {
   }
   void drop_bound(double value, const std::string& name);
   void collect_incumbents();
+  void steady_state();
   void z3_search();
   void relax();
   void lns();
@@ -439,6 +441,35 @@ void Search::collect_incumbents() {
   if (best_) {
     first_incumbent_ = best_->name;
     first_incumbent_value_ = best_->value;
+  }
+}
+
+// Steady-state decomposition (DESIGN section 7): with many microbatches, the same problem with
+// 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
+// up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
+void Search::steady_state() {
+  if (p_.direction != ir::Direction::Single || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
+  if (stopped() || !best_ || best_->value <= lower_ + 1e-9) return;
+  const int32_t base = 4 * p_.ranks;
+  if (p_.microbatches < 2 * base) return;
+  for (int32_t period : {1, p_.ranks}) {
+    if (period > 1 && p_.stages_per_rank == 1) break;
+    // The smaller problem: about 4 pp microbatches, so that the rest is whole blocks.
+    int32_t m_small = base - ((p_.microbatches - base) % period + period) % period;
+    if (m_small < 2 * period) continue;
+    ir::Problem small = p_;
+    small.microbatches = m_small;
+    SolveOptions o = o_;
+    o.progress = nullptr;
+    o.time_limit_s = std::max(kMinTimeLimit, o_.time_limit_s / 4);
+    if (!o_.deterministic) o.time_limit_s = std::min(o.time_limit_s, std::max(kMinTimeLimit, usable() / 4));
+    if (!o_.deterministic && usable() < 4 * kMinTimeLimit) return;
+    SolveResult r = synthesize(small, o);
+    if (!r.schedule || stopped()) return;
+    if (auto s = extend_periodic(*r.schedule, p_, period)) {
+      offer(std::move(*s), "block");
+      return;
+    }
   }
 }
 
@@ -822,6 +853,8 @@ SolveResult Search::run() {
     r.infeasible = inf;
     return r;
   }
+  if (best_->value <= lower_ + 1e-9) proved_ = true;
+  if (!proved_ && o_.use_steady) steady_state();
   if (best_->value <= lower_ + 1e-9) proved_ = true;
   if (!proved_ && o_.use_z3 && !std::getenv("SCHEDC_SKIP_FULL")) {
     try {
