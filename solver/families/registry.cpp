@@ -2,12 +2,12 @@
 // checks every generated schedule passes before it leaves (verifier, memory cap).
 
 #include <algorithm>
-#include <cassert>
 
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/common.h"
 #include "solver/families/families.h"
+#include "support/internal_error.h"
 #include "support/numbers.h"
 
 namespace schedc::solver {
@@ -289,11 +289,8 @@ std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Pro
   opts.check_memory = false;  // the cap is checked below, with a message that names the cap needed
   std::vector<ir::VerifyIssue> issues = ir::verify(*s, opts);
   if (!issues.empty()) {
-    assert(false && "a family generator produced a schedule the verifier rejects");
-    diags.error(DiagKind::Internal, loc,
-                "family " + backtick(name) + " produced an invalid schedule for this problem (a bug in schedc): " +
-                    issues.front().message);
-    return std::nullopt;
+    SCHEDC_INTERNAL_ERROR("family " + backtick(name) + " produced an invalid schedule for this problem: " +
+                          issues.front().message);
   }
   return s;
 }
