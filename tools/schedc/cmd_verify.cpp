@@ -90,8 +90,8 @@ Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
   return c;
 }
 
-// --optimal: re-derives the claim. Returns the exit code; on success `argument` says what holds.
-int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
+// --optimal: re-derives the claim. False after reporting; on success `argument` says what holds.
+bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
                         const ScheduleFlags& flags, std::string* argument) {
   Claim c = read_claim(s, in, sched);
   const nlohmann::json& prov = c.provenance;
@@ -107,7 +107,7 @@ int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, 
                                          : "the schedule carries no provenance";
     s.diags.error(DiagKind::ExpectFailed, c.loc,
                   "no optimality claim to check: " + seen + " (only `schedule = solve` claims optimality)");
-    return kInputError;
+    return false;
   }
   // The claim is about this schedule: its objective must be the one claimed.
   const double objective = metrics.objective_value(sched.problem.objective);
@@ -117,7 +117,7 @@ int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, 
       s.diags.error(DiagKind::ExpectFailed, c.objective_loc,
                     "the provenance claims an optimal objective of " + backtick(format_number(claimed)) +
                         ", but the schedule's is " + backtick(format_number(objective)));
-      return kInputError;
+      return false;
     }
   }
   solver::ProveOptions o;
@@ -128,18 +128,18 @@ int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, 
   solver::ProofCheck r = solver::prove_optimal(sched, o);
   if (r.verdict == solver::ProofVerdict::Internal) {
     s.diags.error(DiagKind::Internal, c.loc, "cannot check the optimality claim: " + r.message);
-    return kInternalError;
+    return false;
   }
   if (r.verdict == solver::ProofVerdict::Refuted) {
     s.diags.error(DiagKind::ExpectFailed, c.loc, "the optimality claim does not hold: " + r.message);
-    return kInputError;
+    return false;
   }
   if (r.verdict == solver::ProofVerdict::Unknown) {
     s.diags.error(DiagKind::ExpectFailed, c.loc, "cannot re-derive the optimality claim: " + r.message);
-    return kInputError;
+    return false;
   }
   *argument = r.message;
-  return kOk;
+  return true;
 }
 
 // The verdict of a schedule that passed: `argument` is --optimal's, when asked.
@@ -191,10 +191,14 @@ void add_verify_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   cmd->callback([opts, &rc] {
     Session s;
-    if (opts->args.path.empty()) throw CommandLineError{"verify: give a .sched spec or a schedule .json"};
+    if (opts->args.path.empty()) {
+      s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
+      rc = s.finish();
+      return;
+    }
     auto done = load_and_schedule(s, opts->args);
     if (!done) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const Input* in = &done->input;
@@ -203,21 +207,20 @@ void add_verify_command(CLI::App& app, int& rc) {
     bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
     ok &= check_driver_expectations(s, *in, *sched);
     if (!ok) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     std::string argument;
     if (opts->optimal) {
-      int code = check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument);
-      if (code != kOk) {
-        rc = s.finish(code);
+      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument)) {
+        rc = s.fail();
         return;
       }
     }
     std::string out = opts->format == "json"
                           ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
                           : verdict_text(opts->args.path, *in, *sched, t.metrics, opts->optimal, argument);
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 
