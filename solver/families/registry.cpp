@@ -158,34 +158,11 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
   return ok;
 }
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string provenance(std::string_view name, const ir::Params& params) {
-  std::string out = R"({"source": "family", "family": )" + json_string(name);
-  if (!params.empty()) {
-    out += R"(, "params": {)";
-    for (size_t i = 0; i < params.items.size(); ++i) {
-      const ir::Param& prm = params.items[i];
-      out += (i ? ", " : "") + json_string(prm.key) + ": ";
-      if (prm.is_number()) out += format_number(prm.number());
-      else if (prm.is_string()) out += json_string(prm.string());
-      else {
-        out += "[";
-        for (size_t k = 0; k < prm.list().size(); ++k) out += (k ? ", " : "") + format_number(prm.list()[k]);
-        out += "]";
-      }
-    }
-    out += "}";
-  }
-  return out + "}";
+ir::Provenance provenance(std::string_view name, const ir::Params& params) {
+  ir::Provenance p = ir::Provenance::of("family");
+  p.family = std::string(name);
+  p.params = params;
+  return p;
 }
 
 // Refuses a schedule whose peak exceeds a rank's cap, naming the smallest cap that works.

@@ -12,8 +12,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
@@ -256,7 +255,7 @@ class Search {
   void lns();
   void local(double share);
   void progress(bool final = false);
-  std::string provenance(const SolveResult& r) const;
+  ir::Provenance provenance(const SolveResult& r) const;
 
   const ir::Problem& p_;
   const SolveOptions& o_;
@@ -283,7 +282,7 @@ class Search {
   EncodingStats encoding_;
   std::string method_ = "none";
   std::string solver_error_;
-  nlohmann::ordered_json z3_stats_ = nlohmann::ordered_json::object();
+  std::vector<std::pair<std::string, std::variant<uint64_t, double>>> z3_stats_;  // Z3's deterministic ones
   bool bound_known_ = false;  // lower_ holds the computed bound (progress lines show it)
   // Last: its timer thread stops before anything it could read goes away.
   ProgressReporter reporter_;
@@ -568,7 +567,11 @@ void Search::z3_search() {
     std::string key = st.key(i);
     // Time, memory and allocation counts differ between runs; everything kept here is deterministic.
     if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos) continue;
-    z3_stats_[key] = st.is_uint(i) ? nlohmann::ordered_json(st.uint_value(i)) : nlohmann::ordered_json(st.double_value(i));
+    std::variant<uint64_t, double> value = st.is_uint(i) ? std::variant<uint64_t, double>(uint64_t{st.uint_value(i)})
+                                                         : std::variant<uint64_t, double>(st.double_value(i));
+    auto same = std::find_if(z3_stats_.begin(), z3_stats_.end(), [&](const auto& kv) { return kv.first == key; });
+    if (same != z3_stats_.end()) same->second = value;
+    else z3_stats_.emplace_back(key, value);
   }
 }
 
@@ -710,45 +713,43 @@ void Search::local(double share) {
   for (size_t k = 0; k < threads; ++k) offer(std::move(*found[k]), "local");
 }
 
-std::string Search::provenance(const SolveResult& r) const {
-  auto num = [](double v) { return is_int32(v) ? nlohmann::ordered_json(static_cast<int64_t>(v)) : nlohmann::ordered_json(v); };
-  nlohmann::ordered_json j;
-  j["source"] = "solve";
-  j["status"] = to_string(r.status);
-  j["objective"] = num(r.objective);
-  j["lower_bound"] = num(r.lower_bound);
-  j["gap"] = r.gap;
-  j["bound"] = r.bound_reason;
-  j["incumbent"] = {{"name", r.incumbent}, {"value", num(r.incumbent_value)}};
-  j["found_by"] = best_ ? best_->name : "";
-  j["method"] = method_;
-  j["seconds"] = o_.deterministic ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::round(r.seconds * 1000) / 1000);
-  j["deterministic"] = o_.deterministic;
-  if (r.interrupted) j["interrupted"] = true;  // ended by SIGINT/SIGTERM before its limits
-  nlohmann::ordered_json z3;
-  z3["probes"] = probes_;
-  z3["literals"] = encoding_.literals;
-  z3["clauses"] = encoding_.clauses;
-  z3["cardinality"] = encoding_.cardinality;
-  z3["pseudo_boolean"] = encoding_.pseudo_boolean;
-  z3["lns"] = {{"windows", lns_.windows}, {"models", lns_.models}, {"improved", lns_.improved},
-               {"largest_literals", lns_.largest.literals}};
-  z3["statistics"] = z3_stats_;
-  if (!solver_error_.empty()) z3["error"] = solver_error_;
-  j["z3"] = z3;
-  nlohmann::ordered_json ls;
-  ls["threads"] = local_threads_;
-  ls["evaluations"] = local_.evals;
-  ls["accepted"] = local_.accepted;
-  ls["restarts"] = local_.restarts;
-  nlohmann::ordered_json moves = nlohmann::ordered_json::object();
+ir::Provenance Search::provenance(const SolveResult& r) const {
+  ir::Provenance p = ir::Provenance::of("solve");
+  ir::SolveRecord& j = p.solve.emplace();
+  j.status = to_string(r.status);
+  j.objective = r.objective;
+  j.lower_bound = r.lower_bound;
+  j.gap = r.gap;
+  j.bound = r.bound_reason;
+  j.incumbent = r.incumbent;
+  j.incumbent_value = r.incumbent_value;
+  j.found_by = best_ ? best_->name : "";
+  j.method = method_;
+  if (!o_.deterministic) j.seconds = std::round(r.seconds * 1000) / 1000;
+  j.deterministic = o_.deterministic;
+  j.interrupted = r.interrupted;  // ended by SIGINT/SIGTERM before its limits
+  ir::SolveRecord::Z3& z3 = j.z3;
+  z3.probes = probes_;
+  z3.literals = encoding_.literals;
+  z3.clauses = encoding_.clauses;
+  z3.cardinality = encoding_.cardinality;
+  z3.pseudo_boolean = encoding_.pseudo_boolean;
+  z3.lns_windows = lns_.windows;
+  z3.lns_models = lns_.models;
+  z3.lns_improved = lns_.improved;
+  z3.lns_largest_literals = lns_.largest.literals;
+  z3.statistics = z3_stats_;
+  z3.error = solver_error_;
+  ir::SolveRecord::LocalSearch& ls = j.local_search;
+  ls.threads = static_cast<int64_t>(local_threads_);
+  ls.evaluations = local_.evals;
+  ls.accepted = local_.accepted;
+  ls.restarts = local_.restarts;
   // The unit moves only where they apply, so other problems' documents keep their form.
   for (int m = 0; m < (overlap_moves_apply(p_) ? kNumMoves : 4); ++m)
-    moves[std::string(move_name(m))] = {{"tried", local_.tried[static_cast<size_t>(m)]},
-                                        {"improved", local_.improved_best[static_cast<size_t>(m)]}};
-  ls["moves"] = moves;
-  j["local_search"] = ls;
-  return j.dump();
+    ls.moves.push_back({std::string(move_name(m)), local_.tried[static_cast<size_t>(m)],
+                        local_.improved_best[static_cast<size_t>(m)]});
+  return p;
 }
 
 SolveResult Search::run() {

@@ -30,7 +30,7 @@ void add_import_command(CLI::App& app, int& rc) {
       rc = s.fail();
       return;
     }
-    sched->provenance = R"({"source": "torch-csv"})";
+    sched->provenance = ir::Provenance::of("torch-csv");
     ir::Timeline t = simulate_verified(*sched);
     rc = write_output(s, opts->output, ir::write_schedule_json(*sched, &t.metrics)) ? s.finish() : s.fail();
   });

@@ -35,7 +35,7 @@ std::string timeline_json(const ir::Schedule& sched, const ir::Timeline& t) {
                                                              {"ranks", ranks}};
   if (sched.has_overlap()) fields.emplace_back("overlap", overlap);
   fields.emplace_back("metrics", ir::metrics_json(t.metrics));
-  if (!sched.provenance.empty()) fields.emplace_back("provenance", json_line(ojson::parse(sched.provenance)));
+  if (sched.provenance) fields.emplace_back("provenance", ir::provenance_json(*sched.provenance));
   return json_document("schedc.show", fields);
 }
 

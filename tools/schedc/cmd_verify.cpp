@@ -6,8 +6,6 @@
 #include <cmath>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "ir/expect.h"
 #include "ir/json_io.h"
 #include "solver/families/families.h"
@@ -23,9 +21,7 @@ namespace {
 
 // `expect { optimal }` holds when the solver's provenance says so.
 bool proven_optimal(const ir::Schedule& sched) {
-  if (sched.provenance.empty()) return false;
-  auto prov = nlohmann::json::parse(sched.provenance, nullptr, false);
-  return prov.is_object() && prov.value("status", "") == "optimal";
+  return sched.provenance && sched.provenance->solve && sched.provenance->solve->status == "optimal";
 }
 
 bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& sched) {
@@ -67,24 +63,23 @@ bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& 
   return ok;
 }
 
-// What the schedule's provenance claims, and where: a schedule JSON's own `provenance` (which
-// reading otherwise ignores), or the one the solver just wrote for a spec's `schedule = solve`.
+// What the schedule's provenance claims, and where: a schedule JSON's own `provenance`, or the
+// one the solver just made for a spec's `schedule = solve`.
 struct Claim {
-  nlohmann::json provenance;  // an object, or null when there is none
-  SourceLoc loc;              // of `status` (of the schedule source for a spec)
+  std::optional<ir::Provenance> provenance;
+  SourceLoc loc;  // of `status` (of the schedule source for a spec)
   SourceLoc objective_loc;
 };
 
 Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
   Claim c;
   if (in.kind == Input::Kind::ScheduleJson) {
-    auto doc = nlohmann::json::parse(s.sources.text(in.file), nullptr, false);
-    if (doc.is_object() && doc.contains("provenance")) c.provenance = doc["provenance"];
+    c.provenance = in.provenance;
     c.loc = ir::locate_json(s.sources, in.file, "/provenance/status");
     c.objective_loc = ir::locate_json(s.sources, in.file, "/provenance/objective");
     return c;
   }
-  if (!sched.provenance.empty()) c.provenance = nlohmann::json::parse(sched.provenance, nullptr, false);
+  c.provenance = sched.provenance;
   c.loc = in.spec.schedule.loc.has_file() ? in.spec.schedule.loc : SourceLoc{in.file, 0, 0};
   c.objective_loc = c.loc;
   return c;
@@ -94,14 +89,10 @@ Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
 bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
                         const ScheduleFlags& flags, std::string* argument) {
   Claim c = read_claim(s, in, sched);
-  const nlohmann::json& prov = c.provenance;
-  std::string status = prov.is_object() && prov.contains("status") && prov["status"].is_string()
-                           ? prov["status"].get<std::string>()
-                           : "";
+  const ir::SolveRecord* claim = c.provenance && c.provenance->solve ? &*c.provenance->solve : nullptr;
+  std::string status = claim ? claim->status : "";
   if (status != "optimal") {
-    std::string source = prov.is_object() && prov.contains("source") && prov["source"].is_string()
-                             ? prov["source"].get<std::string>()
-                             : "";
+    std::string source = c.provenance ? c.provenance->source : "";
     std::string seen = !status.empty()  ? "the provenance's status is " + backtick(status) + ", not `optimal`"
                        : !source.empty() ? "the schedule's source is " + backtick(source) + ", which claims nothing"
                                          : "the schedule carries no provenance";
@@ -111,8 +102,8 @@ bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched,
   }
   // The claim is about this schedule: its objective must be the one claimed.
   const double objective = metrics.objective_value(sched.problem.objective);
-  if (prov.contains("objective") && prov["objective"].is_number()) {
-    double claimed = prov["objective"].get<double>();
+  if (claim->objective) {
+    double claimed = *claim->objective;
     if (std::abs(claimed - objective) > 1e-9 * std::max(1.0, std::abs(objective))) {
       s.diags.error(DiagKind::ExpectFailed, c.objective_loc,
                     "the provenance claims an optimal objective of " + backtick(format_number(claimed)) +
@@ -123,8 +114,7 @@ bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched,
   solver::ProveOptions o;
   if (flags.time_limit) o.time_limit_s = *flags.time_limit;  // its range is checked on parsing
   // Only a claim that came from the exact model may be re-derived by it; any claim by the bound.
-  std::string method = prov.contains("method") && prov["method"].is_string() ? prov["method"].get<std::string>() : "";
-  o.use_z3 = method.rfind("time-indexed SAT, exact", 0) == 0;
+  o.use_z3 = claim->method.rfind("time-indexed SAT, exact", 0) == 0;
   solver::ProofCheck r = solver::prove_optimal(sched, o);
   if (r.verdict == solver::ProofVerdict::Internal) {
     s.diags.error(DiagKind::Internal, c.loc, "cannot check the optimality claim: " + r.message);

@@ -364,6 +364,7 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
       in.spec.schedule.kind = frontend::SourceKind::Explicit;
       in.spec.schedule.ranks = std::move(sched->ranks);
       in.spec.schedule.overlap = std::move(sched->overlap);
+      in.provenance = std::move(sched->provenance);
       mark_all_given(in);
     } else if (csv) {
       in.kind = Input::Kind::TorchCsv;
@@ -498,7 +499,7 @@ std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const Schedul
     x.problem = in.spec.problem;
     x.ranks = src.ranks;
     x.overlap = src.overlap;
-    x.provenance = R"({"source": "explicit"})";
+    x.provenance = ir::Provenance::of("explicit");
     sched = std::move(x);
   } else {
     s.diags.error(DiagKind::NoSchedule, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},

@@ -103,6 +103,9 @@ struct Input {
   /// For every kind, the spec view: problem, given fields, schedule source, expectations.
   /// (A schedule JSON's orders become an explicit source; flags-only inputs have no source.)
   frontend::Spec spec;
+  /// A schedule JSON's own provenance (the schedule obtain_schedule makes of it is `explicit`):
+  /// what `verify --optimal` checks.
+  std::optional<ir::Provenance> provenance;
 };
 
 /// Loads `path` (by extension: .json schedule, .csv torch-csv, anything else a .sched spec; an
