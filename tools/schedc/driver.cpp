@@ -274,6 +274,11 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
       ->check(CLI::Range(1, solver::kMaxThreads))
       ->group("Schedule");
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
+  cmd.add_flag("--debug", debug, "print the solver's debug lines on stderr (variants, Z3 probes, windows)")
+      ->group("Schedule");
+  cmd.add_option("--z3-fault", z3_fault, "testing: make Z3 fail (error | invalid-model)")
+      ->check(CLI::IsMember({"error", "invalid-model"}))
+      ->group("");
 }
 
 void ScheduleArgs::add_to(CLI::App& cmd) {
@@ -449,8 +454,14 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     options.progress = &std::cerr;
     options.tty = isatty(STDERR_FILENO) != 0;
   }
+  if (flags.debug) options.debug = DebugLog(&std::cerr);
+  if (flags.z3_fault == "error") options.z3_fault = solver::SolveOptions::Z3Fault::Error;
+  if (flags.z3_fault == "invalid-model") options.z3_fault = solver::SolveOptions::Z3Fault::InvalidModel;
   options.stop = install_interrupt_handlers();
   solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  // Where the spec asks for the solve; `--solve` has no place in a file.
+  const SourceLoc solve_loc = src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{};
+  for (const std::string& w : r.warnings) s.diags.warning(DiagKind::Solver, solve_loc, w);
   if (!r.bound_error.empty()) std::cerr << "schedc: internal error: " << r.bound_error << "\n";
   if (r.interrupted && r.schedule)
     std::cerr << "schedc: interrupted: the search ended early; writing the best schedule found (status "

@@ -63,6 +63,8 @@ struct ScheduleFlags {
   bool deterministic = false;
   std::optional<int> threads;
   bool quiet = false;
+  bool debug = false;
+  std::string z3_fault;  // testing: "error" | "invalid-model" (hidden)
 
   void add_to(CLI::App& cmd);
 };

@@ -126,6 +126,12 @@ TEST_CASE("provenance round trip: solved schedules") {
     CHECK(r.schedule->provenance->solve->interrupted);
     check_round_trip(*r.schedule);
   }
+  SUBCASE("after a Z3 error") {
+    o.z3_fault = solver::SolveOptions::Z3Fault::Error;
+    solver::SolveResult r = solve(z3_problem(), o);
+    CHECK_FALSE(r.schedule->provenance->solve->z3.error.empty());
+    check_round_trip(*r.schedule);
+  }
 }
 
 // The documents the golden tests keep were written by `schedc schedule --format json`: reading
