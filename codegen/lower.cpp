@@ -1,14 +1,13 @@
 #include "codegen/lower.h"
 
 #include <algorithm>
-#include <cassert>
 #include <map>
 #include <queue>
-#include <stdexcept>
 #include <tuple>
 
 #include "ir/dep_graph.h"
 #include "ir/simulate.h"
+#include "support/internal_error.h"
 
 namespace schedc::codegen {
 namespace {
@@ -108,7 +107,7 @@ class Lowering {
   // earliest simulated send time (Prefetch) or need time (JustInTime), the other time second.
   void order_messages() {
     SimResult sim = simulate(s_);
-    if (!sim.timeline) throw std::logic_error("lowering needs a schedule that completes in simulation");
+    if (!sim.timeline) SCHEDC_INTERNAL_ERROR("lowering needs a schedule that completes in simulation");
     const Timeline& t = *sim.timeline;
     using Key = std::tuple<int64_t, int64_t, int32_t, int32_t, int32_t>;
     auto key = [&](MessageId id) {
@@ -141,7 +140,7 @@ class Lowering {
       advance(m.dst.index());
     }
     for (size_t r = 0; r < R(); ++r)
-      if (next[r] != units_[r].size()) throw std::logic_error("lowering: the execution order did not complete");
+      if (next[r] != units_[r].size()) SCHEDC_INTERNAL_ERROR("lowering: the execution order did not complete");
   }
 
   int32_t new_group(size_t r, int32_t position, Group g) {
@@ -199,7 +198,7 @@ class Lowering {
       for (; q <= last; ++q) {
         MessageId id = queue[q];
         if (is_send(id) && !produced_[id.index()])
-          throw std::logic_error("lowering: a send is ordered before a receive its producer depends on");
+          SCHEDC_INTERNAL_ERROR("lowering: a send is ordered before a receive its producer depends on");
         g.transfers.push_back(id);
       }
       new_group(r, position, std::move(g));

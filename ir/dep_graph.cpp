@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
+
+#include "support/internal_error.h"
 
 namespace schedc::ir {
 
@@ -203,8 +206,7 @@ DepGraph DepGraph::of_schedule(const Schedule& s) {
 int64_t DepGraph::lag(int32_t from, int32_t to) const {
   for (const Edge& e : succs(from))
     if (e.node == to) return e.lag;
-  assert(false && "no such edge");
-  return 0;
+  SCHEDC_INTERNAL_ERROR("DepGraph::lag: no edge " + std::to_string(from) + " -> " + std::to_string(to));
 }
 
 std::span<const int32_t> DepGraph::on_rank(int32_t rank) const {

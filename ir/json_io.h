@@ -19,6 +19,8 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics);
 std::string problem_json(const Problem& p);
 /// The metrics object alone, on one line (`schedc simulate --format json`).
 std::string metrics_json(const Metrics& m);
+/// The provenance object alone, on one line (`schedc show --format json`).
+std::string provenance_json(const Provenance& p);
 
 /// Limits of reading (docs/formats.md): nesting depth, values in one document (3 per action of
 /// the largest problem: its tokens, overlap pairs and slack), and errors reported per document.
@@ -27,7 +29,9 @@ inline constexpr size_t kMaxJsonValues = 3 * static_cast<size_t>(kMaxActions);
 inline constexpr size_t kMaxJsonErrors = 20;
 
 /// Reads a schedule document held in `sources` as `file`. Malformed input gets diagnostics with
-/// the JSON path and returns nullopt; `metrics` and `provenance` are ignored.
+/// the JSON path and returns nullopt. `metrics` is ignored; `provenance` is read leniently into
+/// Schedule::provenance (a value that is not an object, and members of unknown names or types,
+/// are skipped, never errors), so that writing what was read gives the same text.
 std::optional<Schedule> read_schedule_json(const SourceManager& sources, int32_t file, Diagnostics& diags);
 
 /// The location of the JSON value at `pointer` (e.g. "/ranks/1/4") in `file`.

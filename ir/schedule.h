@@ -3,6 +3,7 @@
 // relation of DESIGN.md section 3 evaluated against a schedule.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 #include "ir/action.h"
 #include "ir/problem.h"
+#include "ir/provenance.h"
 
 namespace schedc::ir {
 
@@ -19,8 +21,9 @@ struct Schedule {
   std::vector<std::vector<Action>> ranks;
   /// Per rank, the sorted first indices i of overlapped F&B units (i, i+1); may be empty.
   std::vector<std::vector<int32_t>> overlap;
-  /// Where the schedule came from, as the text of a JSON object (written, never read).
-  std::string provenance;
+  /// Where the schedule came from; none for a schedule built in memory (tests, the solver's
+  /// candidates) and for a document without one.
+  std::optional<Provenance> provenance;
 
   bool has_overlap() const;
   /// True when position `i` of `rank` starts an overlapped unit.

@@ -6,7 +6,7 @@ ir::Schedule probe_schedule(const ir::Problem& p) {
   ir::Schedule s;
   s.problem = p;
   s.ranks.assign(static_cast<size_t>(p.ranks), {});
-  s.provenance = R"({"source": "profile probe"})";
+  s.provenance = ir::Provenance::of("profile probe");
   const int32_t S = p.num_stages();
   const bool fused = p.backward == ir::BackwardMode::Fused;
   auto add = [&](ir::Action a) { s.ranks[ir::rank_of(p, a).index()].push_back(a); };

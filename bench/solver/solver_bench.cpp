@@ -139,7 +139,7 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
       double busy = *std::max_element(m.busy.begin(), m.busy.end());
       // The rate a schedule at the bound would have: (bound - max busy) / bound.
       double bound_rate = r.lower_bound > 0 ? std::max(0.0, (r.lower_bound - busy) / r.lower_bound) : 0;
-      auto prov = nlohmann::json::parse(r.schedule->provenance);
+      auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
       std::string mark = m.span_bubble_rate < paper_rate - 5e-5 ? " below" : m.span_bubble_rate > paper_rate + 5e-5 ? " ABOVE" : " equal";
       std::printf("| %s | %d | %d | %s | %s | %.4f | %s | %s%s | %s | %s | %s | %.1f |\n", row["model"].get<std::string>().c_str(),
                   p.ranks, p.microbatches, cap.c_str(), paper.c_str(), paper_rate, base.c_str(),
@@ -205,7 +205,7 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
             std::string synth = "infeasible", term = "-", found = "-", evals = "-";
             if (r.schedule) {
               synth = format_number(r.objective);
-              auto prov = nlohmann::json::parse(r.schedule->provenance);
+              auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
               found = prov.value("found_by", "");
               char buf[32];
               std::snprintf(buf, sizeof buf, "%.0f", prov["local_search"]["evaluations"].get<double>() / std::max(1e-9, secs));
@@ -272,7 +272,7 @@ int scale_rows(double time_limit) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     worst = std::max(worst, secs - time_limit);
     std::string found = "-";
-    if (r.schedule) found = nlohmann::json::parse(r.schedule->provenance).value("found_by", "");
+    if (r.schedule) found = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance)).value("found_by", "");
     std::printf("| %d | %d | %lld | %s | %s | %s | %.1f%% | %s | %s | %.1f | %+.1f |\n", z.pp, z.m,
                 static_cast<long long>(z.pp) * z.m * 3, z.cap > 0 ? format_number(z.cap).c_str() : "none",
                 r.schedule ? format_number(r.objective).c_str() : "-", format_number(r.lower_bound).c_str(), 100 * r.gap,
@@ -317,7 +317,7 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
             auto [r, secs] = timed_solve(p, time_limit, deterministic, threads);
             if (!r.schedule) continue;
             double v = ir::simulate(*r.schedule).timeline->metrics.makespan;
-            auto prov = nlohmann::json::parse(r.schedule->provenance);
+            auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
             std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %+.2f%% | %s | %.1f%% | %s | %.1f |\n", layout.c_str(), pp,
                         p.microbatches, format_number(fb).c_str(), cap_text(p).c_str(), family.c_str(),
                         format_number(fam_v).c_str(), format_number(v).c_str(), 100 * (v - fam_v) / fam_v,

@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "support/numbers.h"
+#include "support/internal_error.h"
 
 namespace schedc::solver::fam {
 
@@ -23,10 +24,7 @@ std::nullopt_t FamilyContext::bad_param(const ir::Param* param, const std::strin
 }
 
 std::nullopt_t FamilyContext::internal(const std::string& message) const {
-  assert(false && "a family generator failed");
-  diags.error(DiagKind::Internal, loc,
-              "family " + backtick(name) + " failed on this problem (a bug in schedc): " + message);
-  return std::nullopt;
+  SCHEDC_INTERNAL_ERROR("family " + backtick(name) + " failed on this problem: " + message);
 }
 
 bool FamilyContext::only_params(std::initializer_list<std::string_view> known) const {
@@ -72,8 +70,7 @@ int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t 
   int32_t seen = 0;
   for (int32_t s = 0; s < static_cast<int32_t>(list.size()); ++s)
     if (list[static_cast<size_t>(s)] == rank && seen++ == local) return s;
-  assert(false && "custom placement has fewer stages on this rank");
-  return 0;
+  SCHEDC_INTERNAL_ERROR("custom placement has fewer stages on rank " + std::to_string(rank) + " than asked for");
 }
 
 int32_t mbs_per_direction(const ir::Problem& p) { return p.microbatches / p.num_directions(); }

@@ -35,8 +35,8 @@ struct FamilyContext {
   std::nullopt_t constraint(const std::string& message) const;
   /// Reports a parameter error [family-param] at the parameter's value when it has a location.
   std::nullopt_t bad_param(const ir::Param* param, const std::string& message) const;
-  /// Reports a bug in a generator [internal] instead of returning a wrong schedule.
-  std::nullopt_t internal(const std::string& message) const;
+  /// A bug in a generator: reports it through SCHEDC_INTERNAL_ERROR (exit 3), never a wrong schedule.
+  [[noreturn]] std::nullopt_t internal(const std::string& message) const;
   /// Reports every parameter not in `known`; false when there was one.
   bool only_params(std::initializer_list<std::string_view> known) const;
   /// Integer parameter `key` in [lo, hi], `fallback` when absent; nullopt after reporting.

@@ -2,12 +2,12 @@
 // checks every generated schedule passes before it leaves (verifier, memory cap).
 
 #include <algorithm>
-#include <cassert>
 
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/common.h"
 #include "solver/families/families.h"
+#include "support/internal_error.h"
 #include "support/numbers.h"
 
 namespace schedc::solver {
@@ -158,34 +158,11 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
   return ok;
 }
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string provenance(std::string_view name, const ir::Params& params) {
-  std::string out = R"({"source": "family", "family": )" + json_string(name);
-  if (!params.empty()) {
-    out += R"(, "params": {)";
-    for (size_t i = 0; i < params.items.size(); ++i) {
-      const ir::Param& prm = params.items[i];
-      out += (i ? ", " : "") + json_string(prm.key) + ": ";
-      if (prm.is_number()) out += format_number(prm.number());
-      else if (prm.is_string()) out += json_string(prm.string());
-      else {
-        out += "[";
-        for (size_t k = 0; k < prm.list().size(); ++k) out += (k ? ", " : "") + format_number(prm.list()[k]);
-        out += "]";
-      }
-    }
-    out += "}";
-  }
-  return out + "}";
+ir::Provenance provenance(std::string_view name, const ir::Params& params) {
+  ir::Provenance p = ir::Provenance::of("family");
+  p.family = std::string(name);
+  p.params = params;
+  return p;
 }
 
 // Refuses a schedule whose peak exceeds a rank's cap, naming the smallest cap that works.
@@ -289,11 +266,8 @@ std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Pro
   opts.check_memory = false;  // the cap is checked below, with a message that names the cap needed
   std::vector<ir::VerifyIssue> issues = ir::verify(*s, opts);
   if (!issues.empty()) {
-    assert(false && "a family generator produced a schedule the verifier rejects");
-    diags.error(DiagKind::Internal, loc,
-                "family " + backtick(name) + " produced an invalid schedule for this problem (a bug in schedc): " +
-                    issues.front().message);
-    return std::nullopt;
+    SCHEDC_INTERNAL_ERROR("family " + backtick(name) + " produced an invalid schedule for this problem: " +
+                          issues.front().message);
   }
   return s;
 }

@@ -1,28 +1,15 @@
 #include "solver/synth/encode.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 namespace schedc::solver {
 
 namespace {
-z3::solver make_solver_of_kind(z3::context& ctx) {
-  // SCHEDC_Z3_SOLVER picks another Z3 solver for experiments (docs/solver.md); QF_FD by default.
-  const char* kind = std::getenv("SCHEDC_Z3_SOLVER");
-  if (!kind || !*kind) return z3::solver(ctx, "QF_FD");
-  std::string k = kind;
-  if (k == "sat") return z3::tactic(ctx, "sat").mk_solver();
-  if (k == "pb2bv") return (z3::tactic(ctx, "pb2bv") & z3::tactic(ctx, "sat")).mk_solver();
-  if (k == "card2bv") return (z3::tactic(ctx, "card2bv") & z3::tactic(ctx, "sat")).mk_solver();
-  if (k == "smt") return z3::solver(ctx);
-  return z3::solver(ctx, k.c_str());
-}
-
 // Z3 catches SIGINT during a check by default and only ends that check; schedc's own handler
 // (tools/schedc/interrupt.cpp) must see it, and interrupts Z3 itself (search.cpp).
 z3::solver make_solver(z3::context& ctx) {
-  z3::solver s = make_solver_of_kind(ctx);
+  z3::solver s(ctx, "QF_FD");  // the finite-domain solver: SAT with cardinality and pseudo-Boolean constraints
   z3::params prm(ctx);
   prm.set("ctrl_c", false);
   s.set(prm);

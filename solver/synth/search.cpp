@@ -12,8 +12,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
@@ -258,7 +257,10 @@ class Search {
   void lns();
   void local(double share);
   void progress(bool final = false);
-  std::string provenance(const SolveResult& r) const;
+  /// Z3 threw in `phase`: the search goes on with what it has; the failure is recorded for the
+  /// provenance and as a warning.
+  void z3_failed(const char* phase, const z3::exception& e);
+  ir::Provenance provenance(const SolveResult& r) const;
 
   const ir::Problem& p_;
   const SolveOptions& o_;
@@ -291,8 +293,9 @@ class Search {
   size_t local_threads_ = 0;
   EncodingStats encoding_;
   std::string method_ = "none";
-  std::string solver_error_;
-  nlohmann::ordered_json z3_stats_ = nlohmann::ordered_json::object();
+  std::string solver_error_;  // the last Z3 failure, for the provenance
+  std::vector<std::string> warnings_;  // every Z3 failure, for SolveResult::warnings
+  std::vector<std::pair<std::string, std::variant<uint64_t, double>>> z3_stats_;  // Z3's deterministic ones
   bool bound_known_ = false;  // lower_ holds the computed bound (progress lines show it)
   // Last: its timer thread stops before anything it could read goes away.
   ProgressReporter reporter_;
@@ -412,14 +415,14 @@ void Search::collect_incumbents() {
         if (auto orders = greedy_orders(inst, v, &deadline)) {
           ir::Schedule sched = to_schedule(inst, *orders);
           sched.problem = p_;  // valid under q's caps, so under p's, which are no tighter
-          if (std::getenv("SCHEDC_DEBUG")) {
+          if (o_.debug.enabled()) {
             auto sim = ir::simulate(sched);
-            std::fprintf(stderr, "debug: %s%s -> %s\n", v.name().c_str(), tag.c_str(),
-                         sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
+            o_.debug.print("%s%s -> %s", v.name().c_str(), tag.c_str(),
+                           sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
           }
           offer(std::move(sched), v.name() + tag);
-        } else if (std::getenv("SCHEDC_DEBUG")) {
-          std::fprintf(stderr, "debug: %s%s -> stuck\n", v.name().c_str(), tag.c_str());
+        } else {
+          o_.debug.print("%s%s -> stuck", v.name().c_str(), tag.c_str());
         }
         slowest_run = std::max(slowest_run, elapsed() - t0);
       }
@@ -473,6 +476,12 @@ void Search::steady_state() {
   }
 }
 
+void Search::z3_failed(const char* phase, const z3::exception& e) {
+  solver_error_ = std::string("Z3: ") + e.msg();
+  warnings_.push_back(std::string("Z3 failed in ") + phase + " (" + e.msg() +
+                      "); the schedule is the best one found without it");
+}
+
 void Search::progress(bool final) {
   if (!o_.progress) return;
   ProgressState state;
@@ -495,14 +504,7 @@ void Search::z3_search() {
   // grid, split orders that dominate a mixed problem's fused choice, no cheaper overlapped units,
   // and costs in whole ticks (else a unit or a mixed BW may last a tick less than the model says).
   bool complete = exact_model_complete(p_, nullptr);
-  if (const char* extra = std::getenv("SCHEDC_Z3_PARAMS")) {  // experiments only: k=v,k=v
-    std::stringstream ss(extra);
-    std::string kv;
-    while (std::getline(ss, kv, ',')) {
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) z3::set_param(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str());
-    }
-  }
+  if (o_.z3_fault == SolveOptions::Z3Fault::Error) throw z3::exception("injected failure (SolveOptions::z3_fault)");
 
   // The exact grid when its model fits the budget, else the finest coarser grid that fits: Z3's
   // model handling grows faster than linearly past ~1e5 variables (docs/solver.md), so models stay
@@ -554,8 +556,7 @@ void Search::z3_search() {
   TimeIndexedModel model(*inst, horizon, !makespan, ctx, o_.stop);
   if (model.interrupted()) return;  // half built: it says nothing
   encoding_ = model.stats();
-  if (std::getenv("SCHEDC_DEBUG"))
-    std::fprintf(stderr, "debug: model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld\n",
+  o_.debug.print("model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld",
                  elapsed(), (long long)encoding_.literals, (long long)encoding_.clauses,
                  (long long)encoding_.pseudo_boolean, horizon, lo, (long long)grid);
   if (!model.feasible_horizon()) {
@@ -583,8 +584,7 @@ void Search::z3_search() {
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
     ++probes_;
-    if (std::getenv("SCHEDC_DEBUG"))
-      std::fprintf(stderr, "debug: probe %d -> %s at %.2f s\n", probe,
+    o_.debug.print("probe %d -> %s at %.2f s", probe,
                    r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown", elapsed());
     z3::stats st = model.solver().statistics();
     for (unsigned i = 0; i < st.size(); ++i)
@@ -592,9 +592,12 @@ void Search::z3_search() {
     if (r == z3::sat) {
       int32_t model_makespan = probe;
       ir::Schedule s = to_schedule(*inst, model.orders(&model_makespan));
+      if (o_.z3_fault == SolveOptions::Z3Fault::InvalidModel && !s.ranks.empty() && !s.ranks[0].empty()) s.ranks[0].pop_back();
       auto issues = ir::verify(s);
       if (!issues.empty()) {
         solver_error_ = "internal: a Z3 model gave an invalid schedule: " + issues[0].message;
+        warnings_.push_back("a Z3 model gave an invalid schedule (a bug in schedc), so the whole-instance model was "
+                            "dropped and the search went on without it: " + issues[0].message);
         return;
       }
       offer(std::move(s), "z3");
@@ -614,13 +617,17 @@ void Search::z3_search() {
     progress();
   }
   if (complete && lo > hi) proved_ = true;
-  if (std::getenv("SCHEDC_DEBUG")) std::fprintf(stderr, "debug: search ended at %.2f s\n", elapsed());
+  o_.debug.print("search ended at %.2f s", elapsed());
   z3::stats st = model.solver().statistics();
   for (unsigned i = 0; i < st.size(); ++i) {
     std::string key = st.key(i);
     // Time, memory and allocation counts differ between runs; everything kept here is deterministic.
     if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos) continue;
-    z3_stats_[key] = st.is_uint(i) ? nlohmann::ordered_json(st.uint_value(i)) : nlohmann::ordered_json(st.double_value(i));
+    std::variant<uint64_t, double> value = st.is_uint(i) ? std::variant<uint64_t, double>(uint64_t{st.uint_value(i)})
+                                                         : std::variant<uint64_t, double>(st.double_value(i));
+    auto same = std::find_if(z3_stats_.begin(), z3_stats_.end(), [&](const auto& kv) { return kv.first == key; });
+    if (same != z3_stats_.end()) same->second = value;
+    else z3_stats_.emplace_back(key, value);
   }
 }
 
@@ -654,8 +661,7 @@ void Search::relax() {
   Relaxation rx = relaxed_bound(p_, lower_, best_->value, ctx, ro);
   probes_ += rx.probes;
   rlimit_used_ += spent;
-  if (std::getenv("SCHEDC_DEBUG"))
-    std::fprintf(stderr, "debug: relaxation on grid %lld: %d probes, bound %s at %.2f s\n", (long long)rx.grid,
+  o_.debug.print("relaxation on grid %lld: %d probes, bound %s at %.2f s", (long long)rx.grid,
                  rx.probes, format_number(rx.bound).c_str(), elapsed());
   if (rx.bound > lower_) {
     lower_ = rx.bound;
@@ -705,8 +711,7 @@ void Search::lns() {
           prm.set("timeout", timeout_ms(std::min(usable(), 3.0)));
         }
         auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals, lns_);
-        if (std::getenv("SCHEDC_DEBUG"))
-          std::fprintf(stderr, "debug: window [%lld, %lld) grid %lld: %s\n", (long long)t0, (long long)(t0 + width),
+        o_.debug.print("window [%lld, %lld) grid %lld: %s", (long long)t0, (long long)(t0 + width),
                        (long long)grid, s ? "schedule" : "-");
         if (!s) continue;
         double before = best_->value;
@@ -788,45 +793,43 @@ void Search::chains(const ir::Schedule& start, uint64_t evals, double seconds) {
   for (size_t k = 0; k < threads; ++k) offer(std::move(*found[k]), "local");
 }
 
-std::string Search::provenance(const SolveResult& r) const {
-  auto num = [](double v) { return is_int32(v) ? nlohmann::ordered_json(static_cast<int64_t>(v)) : nlohmann::ordered_json(v); };
-  nlohmann::ordered_json j;
-  j["source"] = "solve";
-  j["status"] = to_string(r.status);
-  j["objective"] = num(r.objective);
-  j["lower_bound"] = num(r.lower_bound);
-  j["gap"] = r.gap;
-  j["bound"] = r.bound_reason;
-  j["incumbent"] = {{"name", r.incumbent}, {"value", num(r.incumbent_value)}};
-  j["found_by"] = best_ ? best_->name : "";
-  j["method"] = method_;
-  j["seconds"] = o_.deterministic ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::round(r.seconds * 1000) / 1000);
-  j["deterministic"] = o_.deterministic;
-  if (r.interrupted) j["interrupted"] = true;  // ended by SIGINT/SIGTERM before its limits
-  nlohmann::ordered_json z3;
-  z3["probes"] = probes_;
-  z3["literals"] = encoding_.literals;
-  z3["clauses"] = encoding_.clauses;
-  z3["cardinality"] = encoding_.cardinality;
-  z3["pseudo_boolean"] = encoding_.pseudo_boolean;
-  z3["lns"] = {{"windows", lns_.windows}, {"models", lns_.models}, {"improved", lns_.improved},
-               {"largest_literals", lns_.largest.literals}};
-  z3["statistics"] = z3_stats_;
-  if (!solver_error_.empty()) z3["error"] = solver_error_;
-  j["z3"] = z3;
-  nlohmann::ordered_json ls;
-  ls["threads"] = local_threads_;
-  ls["evaluations"] = local_.evals;
-  ls["accepted"] = local_.accepted;
-  ls["restarts"] = local_.restarts;
-  nlohmann::ordered_json moves = nlohmann::ordered_json::object();
+ir::Provenance Search::provenance(const SolveResult& r) const {
+  ir::Provenance p = ir::Provenance::of("solve");
+  ir::SolveRecord& j = p.solve.emplace();
+  j.status = to_string(r.status);
+  j.objective = r.objective;
+  j.lower_bound = r.lower_bound;
+  j.gap = r.gap;
+  j.bound = r.bound_reason;
+  j.incumbent = r.incumbent;
+  j.incumbent_value = r.incumbent_value;
+  j.found_by = best_ ? best_->name : "";
+  j.method = method_;
+  if (!o_.deterministic) j.seconds = std::round(r.seconds * 1000) / 1000;
+  j.deterministic = o_.deterministic;
+  j.interrupted = r.interrupted;  // ended by SIGINT/SIGTERM before its limits
+  ir::SolveRecord::Z3& z3 = j.z3;
+  z3.probes = probes_;
+  z3.literals = encoding_.literals;
+  z3.clauses = encoding_.clauses;
+  z3.cardinality = encoding_.cardinality;
+  z3.pseudo_boolean = encoding_.pseudo_boolean;
+  z3.lns_windows = lns_.windows;
+  z3.lns_models = lns_.models;
+  z3.lns_improved = lns_.improved;
+  z3.lns_largest_literals = lns_.largest.literals;
+  z3.statistics = z3_stats_;
+  z3.error = solver_error_;
+  ir::SolveRecord::LocalSearch& ls = j.local_search;
+  ls.threads = static_cast<int64_t>(local_threads_);
+  ls.evaluations = local_.evals;
+  ls.accepted = local_.accepted;
+  ls.restarts = local_.restarts;
   // The unit moves only where they apply, so other problems' documents keep their form.
   for (int m = 0; m < (overlap_moves_apply(p_) ? kNumMoves : 4); ++m)
-    moves[std::string(move_name(m))] = {{"tried", local_.tried[static_cast<size_t>(m)]},
-                                        {"improved", local_.improved_best[static_cast<size_t>(m)]}};
-  ls["moves"] = moves;
-  j["local_search"] = ls;
-  return j.dump();
+    ls.moves.push_back({std::string(move_name(m)), local_.tried[static_cast<size_t>(m)],
+                        local_.improved_best[static_cast<size_t>(m)]});
+  return p;
 }
 
 SolveResult Search::run() {
@@ -856,19 +859,19 @@ SolveResult Search::run() {
   if (best_->value <= lower_ + 1e-9) proved_ = true;
   if (!proved_ && o_.use_steady) steady_state();
   if (best_->value <= lower_ + 1e-9) proved_ = true;
-  if (!proved_ && o_.use_z3 && !std::getenv("SCHEDC_SKIP_FULL")) {
+  if (!proved_ && o_.use_z3) {
     try {
       z3_search();
-      if (std::getenv("SCHEDC_DEBUG")) std::fprintf(stderr, "debug: z3 released at %.2f s\n", elapsed());
+      o_.debug.print("z3 released at %.2f s", elapsed());
     } catch (const z3::exception& e) {
-      solver_error_ = std::string("Z3: ") + e.msg();
+      z3_failed("the whole-instance model", e);
     }
   }
   if (!proved_ && o_.use_z3 && best_->value > lower_ + 1e-9) {
     try {
       relax();
     } catch (const z3::exception& e) {
-      solver_error_ = std::string("Z3: ") + e.msg();
+      z3_failed("the relaxation", e);
     }
     if (best_->value <= lower_ + 1e-9) proved_ = true;
   }
@@ -885,7 +888,7 @@ SolveResult Search::run() {
       lns();
       if (lns_.windows > 0) method_ += method_.empty() ? "lns" : ", then windows (lns)";
     } catch (const z3::exception& e) {
-      solver_error_ = std::string("Z3: ") + e.msg();
+      z3_failed("the windows (lns)", e);
     }
   }
   if (!proved_ && o_.use_local) local(1.0);
@@ -902,6 +905,7 @@ SolveResult Search::run() {
   r.lower_bound = proved_ ? best_->value : lower_;
   r.bound_reason = bound_reason_;
   r.bound_error = bound_error_;
+  r.warnings = warnings_;
   r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
   r.incumbent = first_incumbent_;
   r.incumbent_value = first_incumbent_value_;

@@ -12,6 +12,7 @@
 
 #include "ir/params.h"
 #include "ir/schedule.h"
+#include "support/debug_log.h"
 #include "support/diagnostics.h"
 
 namespace schedc::solver {
@@ -46,6 +47,13 @@ struct SolveOptions {
   /// When set and it becomes true (the CLI sets it on the first SIGINT or SIGTERM), every phase
   /// ends as at the time limit, Z3 included, and the best schedule so far is returned.
   const std::atomic<bool>* stop = nullptr;
+  /// Debug lines (`--debug`): each greedy variant, the exact model's size, Z3 probes, windows.
+  DebugLog debug;
+  /// Testing only (`--z3-fault`): Z3 fails on purpose, to check that a failure becomes a warning
+  /// and the solve still returns its best valid schedule. `Error`: the whole-instance model
+  /// throws z3::exception; `InvalidModel`: its first model loses an action (an invalid schedule).
+  enum class Z3Fault { None, Error, InvalidModel };
+  Z3Fault z3_fault = Z3Fault::None;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible };
@@ -78,13 +86,17 @@ struct SolveResult {
   std::string bound_error;
   /// The search was ended by `SolveOptions::stop` before its limits.
   bool interrupted = false;
+  /// Z3 failures the search went on after (a Z3 error, a model giving an invalid schedule), one
+  /// message each; the CLI shows them as `solver` warnings. The schedule is still valid.
+  std::vector<std::string> warnings;
 };
 
 /// Reads `schedule = solve { ... }` options over `base`: time_limit, deterministic, threads,
 /// families, greedy, z3, local. Unknown keys and bad values are reported at their location.
 bool apply_solve_params(const ir::Params& params, SolveOptions& base, Diagnostics& diags);
 
-/// Solves `p`. Z3 errors become a `solver` status in the result's explanation, never exceptions.
+/// Solves `p`. Z3 errors end only the Z3 phase they happen in: they become `warnings` (and the
+/// provenance's `z3.error`), never exceptions.
 SolveResult synthesize(const ir::Problem& p, const SolveOptions& options);
 
 }  // namespace schedc::solver

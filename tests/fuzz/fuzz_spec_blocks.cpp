@@ -6,9 +6,9 @@
 // ProblemFlags::apply; the spec through frontend::parse_spec; then the runtime block through
 // codegen::read_runtime_config, solve options through solver::apply_solve_params, and a family
 // source or `--family` through driver::obtain_schedule (family defaults, parameters, verify) on
-// small problems. Nothing may crash or throw anything but the command-line errors the CLI turns
-// into exit 2; each reader returns failure exactly when it reported an error; a schedule that
-// obtain_schedule returns simulates to completion.
+// small problems. Nothing may crash or throw; a bad flag is a `bad-flag` diagnostic (the CLI's
+// exit 2) with a message; each reader returns failure exactly when it reported an error; a
+// schedule that obtain_schedule returns simulates to completion.
 
 #include <cstddef>
 #include <cstdint>
@@ -80,12 +80,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!spec) return 0;
     in.spec = std::move(*spec);
   }
-  try {
-    if (problem_flags.any() || in.kind == driver::Input::Kind::FlagsOnly)
-      problem_flags.apply(in.spec, true);
-  } catch (const driver::CommandLineError& e) {
-    require(!e.message.empty(), "a command-line error without a message");
-    return 0;
+  if (problem_flags.any() || in.kind == driver::Input::Kind::FlagsOnly) {
+    const size_t before = s.diags.error_count();
+    bool applied = problem_flags.apply(in.spec, true, s.diags);
+    require(applied == (s.diags.error_count() == before), "ProblemFlags::apply's result disagrees with its errors");
+    if (!applied) {
+      require(s.diags.has_error_of_kind(DiagKind::BadFlag) && !s.diags.all().back().message.empty(),
+              "a command-line error without a `bad-flag` message");
+      return 0;
+    }
   }
 
   const size_t errors_before = s.diags.error_count();
@@ -105,15 +108,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (solve || !is_small(in.spec.problem)) return 0;  // the solver is the solver's fuzzing, not this one's
 
   const size_t before = s.diags.error_count();
-  std::optional<ir::Schedule> sched;
-  try {
-    sched = driver::obtain_schedule(s, in, schedule_flags);
-  } catch (const driver::CommandLineError& e) {
-    require(!e.message.empty(), "a command-line error without a message");
-    return 0;
-  }
+  std::optional<ir::Schedule> sched = driver::obtain_schedule(s, in, schedule_flags);
   (void)s.diags.str();
   require(sched.has_value() == (s.diags.error_count() == before), "obtain_schedule's result disagrees with its errors");
-  if (sched) (void)driver::simulate_verified(*sched);  // throws (a crash here) when it deadlocks
+  if (sched) (void)driver::simulate_verified(*sched);  // an internal error (exit 3, a finding) when it deadlocks
   return 0;
 }

@@ -24,24 +24,23 @@ void add_build_command(CLI::App& app, int& rc) {
   opts->runtime.add_to(*cmd, false);
   cmd->callback([opts, &rc] {
     Session s;
-    int code = kInputError;
-    auto ex = load_executor(s, opts->args, &opts->runtime, &code);
+    auto ex = load_executor(s, opts->args, &opts->runtime);
     // The stage is compiled in as the executor's default: it must be registered there. schedrt's
     // own stages are known before building; the stage sources' only once the executor lists them.
     const bool sources = !opts->build.stage_sources.empty();
     if (ex && !sources && !check_stage(s, *ex, ex->runtime, opts->runtime, false, builtin_stages(), false)) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
     if (!exe) {
-      rc = s.finish(ex ? kInputError : code);
+      rc = s.fail();
       return;
     }
     if (sources) {
       auto stages = executor_stages(s, *exe, opts->build.verbose);
       if (!stages || !check_stage(s, *ex, ex->runtime, opts->runtime, false, *stages, true)) {
-        rc = s.finish(kInputError);
+        rc = s.fail();
         return;
       }
     }
@@ -54,10 +53,10 @@ void add_build_command(CLI::App& app, int& rc) {
       std::error_code ignored;
       std::filesystem::remove(tmp, ignored);
       s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(opts->output) + ": " + why);
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
-    rc = s.finish(kOk);
+    rc = s.finish();
   });
 }
 

@@ -96,8 +96,12 @@ void add_check_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->problem.add_to(*cmd);
   cmd->callback([opts, &rc] {
-    if (opts->path.empty()) throw CommandLineError{"check: the path of the spec is empty"};
     Session s;
+    if (opts->path.empty()) {
+      s.diags.error(DiagKind::BadFlag, {}, "check: the path of the spec is empty");
+      rc = s.finish();
+      return;
+    }
     auto in = load_input(s, opts->path, opts->problem);
     if (in) {
       auto errors = ir::validate(in->spec.problem);
@@ -106,12 +110,12 @@ void add_check_command(CLI::App& app, int& rc) {
       codegen::read_runtime_config(in->spec.runtime, runtime, s.diags);
     }
     if (!in || s.diags.has_errors()) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const std::string& path = s.sources.path(in->file);
     std::string out = opts->format == "json" ? check_json(path, in->spec) : check_text(path, in->spec);
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 

@@ -137,13 +137,12 @@ void add_emit_command(CLI::App& app, int& rc) {
   opts->runtime.add_to(*cmd, false);
   cmd->callback([opts, &rc] {
     Session s;
-    int code = kInputError;
-    auto ex = load_executor(s, opts->args, &opts->runtime, &code);
+    auto ex = load_executor(s, opts->args, &opts->runtime);
     if (!ex) {
-      rc = s.finish(code);
+      rc = s.fail();
       return;
     }
-    rc = s.finish(write_folder(s, opts->output, ex->files) ? kOk : kInputError);
+    rc = write_folder(s, opts->output, ex->files) ? s.finish() : s.fail();
   });
 }
 

@@ -57,8 +57,7 @@ void add_families_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   cmd->callback([opts, &rc] {
     Session s;
-    rc = s.finish(write_output(s, opts->output, opts->format == "json" ? families_json() : families_text()) ? kOk
-                                                                                                         : kInputError);
+    rc = write_output(s, opts->output, opts->format == "json" ? families_json() : families_text()) ? s.finish() : s.fail();
   });
 }
 

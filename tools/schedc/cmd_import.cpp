@@ -19,17 +19,20 @@ void add_import_command(CLI::App& app, int& rc) {
   opts->problem.add_to(*cmd);
   cmd->callback([opts, &rc] {
     Session s;
-    if (opts->path.size() < 4 || opts->path.substr(opts->path.size() - 4) != ".csv")
-      throw CommandLineError{"import torch-csv: the file must end in `.csv`, got `" + opts->path + "`"};
+    if (opts->path.size() < 4 || opts->path.substr(opts->path.size() - 4) != ".csv") {
+      s.diags.error(DiagKind::BadFlag, {}, "import torch-csv: the file must end in `.csv`, got `" + opts->path + "`");
+      rc = s.finish();
+      return;
+    }
     auto in = load_input(s, opts->path, opts->problem);
     auto sched = in ? obtain_schedule(s, *in, ScheduleFlags{}) : std::nullopt;
     if (!sched) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
-    sched->provenance = R"({"source": "torch-csv"})";
+    sched->provenance = ir::Provenance::of("torch-csv");
     ir::Timeline t = simulate_verified(*sched);
-    rc = s.finish(write_output(s, opts->output, ir::write_schedule_json(*sched, &t.metrics)) ? kOk : kInputError);
+    rc = write_output(s, opts->output, ir::write_schedule_json(*sched, &t.metrics)) ? s.finish() : s.fail();
   });
 }
 

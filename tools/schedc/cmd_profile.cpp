@@ -132,12 +132,11 @@ void add_profile_command(CLI::App& app, int& rc) {
       rc = s.finish(kInternalError);
       return;
     }
-    int code = kInputError;
     std::string source = source_name(opts->path, opts->problem, opts->schedule) + " (profile)";
-    auto ex = make_executor(s, *in, std::move(probe), nullptr, source, &code);
+    auto ex = make_executor(s, *in, std::move(probe), nullptr, source);
     auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
     if (!exe) {
-      rc = s.finish(ex ? kInputError : code);
+      rc = s.fail();
       return;
     }
     auto settings = runtime_settings(s, *ex, opts->runtime);

@@ -42,12 +42,11 @@ void add_run_command(CLI::App& app, int& rc) {
   opts->runtime.add_to(*cmd, true);
   cmd->callback([opts, &rc] {
     Session s;
-    int code = kInputError;
     // The runtime block is compiled in as the executor's defaults; the flags are passed at run
     // time, so that changing them does not rebuild.
-    auto ex = load_executor(s, opts->args, nullptr, &code);
+    auto ex = load_executor(s, opts->args, nullptr);
     if (!ex) {
-      rc = s.finish(code);
+      rc = s.fail();
       return;
     }
     check_fault(opts->fault, ex->program.problem.ranks);

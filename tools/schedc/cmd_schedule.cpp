@@ -43,7 +43,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
     Session s;
     auto done = load_and_schedule(s, opts->args);
     if (!done) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const ir::Schedule* sched = &done->schedule;
@@ -51,7 +51,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
     std::string out;
     const std::string& f = opts->format;
     if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, done->input, *sched, f)) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     if (f == "json") out = ir::write_schedule_json(*sched, &t.metrics);
@@ -61,15 +61,14 @@ void add_schedule_command(CLI::App& app, int& rc) {
     else if (f == "svg") out = codegen::emit_svg(*sched, t);
     else if (f == "program" || f == "torch-csv-comms") {
       // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
-      int code = kInputError;
-      auto prog = lower_verified(s, done->input, *sched, &code);
+      auto prog = lower_verified(s, done->input, *sched);
       if (!prog) {
-        rc = s.finish(code);
+        rc = s.fail();
         return;
       }
       out = f == "program" ? ir::format_program(*prog) : codegen::emit_torch_csv_comms(*prog);
     }
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 

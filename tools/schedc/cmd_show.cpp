@@ -35,7 +35,7 @@ std::string timeline_json(const ir::Schedule& sched, const ir::Timeline& t) {
                                                              {"ranks", ranks}};
   if (sched.has_overlap()) fields.emplace_back("overlap", overlap);
   fields.emplace_back("metrics", ir::metrics_json(t.metrics));
-  if (!sched.provenance.empty()) fields.emplace_back("provenance", json_line(ojson::parse(sched.provenance)));
+  if (sched.provenance) fields.emplace_back("provenance", ir::provenance_json(*sched.provenance));
   return json_document("schedc.show", fields);
 }
 
@@ -55,13 +55,13 @@ void add_show_command(CLI::App& app, int& rc) {
     Session s;
     auto done = load_and_schedule(s, opts->args);
     if (!done) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const ir::Schedule& sched = done->schedule;
     std::string out = opts->format == "json" ? timeline_json(sched, done->timeline)
                                              : codegen::emit_text(sched, done->timeline);
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 

@@ -56,13 +56,13 @@ void add_simulate_command(CLI::App& app, int& rc) {
     Session s;
     auto done = load_and_schedule(s, opts->args);
     if (!done) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const ir::Metrics& m = done->timeline.metrics;
     const ir::Problem& p = done->schedule.problem;
     std::string out = opts->format == "json" ? metrics_json(m, p) + "\n" : metrics_text(m, p);
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 

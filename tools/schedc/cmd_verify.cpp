@@ -6,8 +6,6 @@
 #include <cmath>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "ir/expect.h"
 #include "ir/json_io.h"
 #include "solver/families/families.h"
@@ -23,9 +21,7 @@ namespace {
 
 // `expect { optimal }` holds when the solver's provenance says so.
 bool proven_optimal(const ir::Schedule& sched) {
-  if (sched.provenance.empty()) return false;
-  auto prov = nlohmann::json::parse(sched.provenance, nullptr, false);
-  return prov.is_object() && prov.value("status", "") == "optimal";
+  return sched.provenance && sched.provenance->solve && sched.provenance->solve->status == "optimal";
 }
 
 bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& sched) {
@@ -67,79 +63,73 @@ bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& 
   return ok;
 }
 
-// What the schedule's provenance claims, and where: a schedule JSON's own `provenance` (which
-// reading otherwise ignores), or the one the solver just wrote for a spec's `schedule = solve`.
+// What the schedule's provenance claims, and where: a schedule JSON's own `provenance`, or the
+// one the solver just made for a spec's `schedule = solve`.
 struct Claim {
-  nlohmann::json provenance;  // an object, or null when there is none
-  SourceLoc loc;              // of `status` (of the schedule source for a spec)
+  std::optional<ir::Provenance> provenance;
+  SourceLoc loc;  // of `status` (of the schedule source for a spec)
   SourceLoc objective_loc;
 };
 
 Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
   Claim c;
   if (in.kind == Input::Kind::ScheduleJson) {
-    auto doc = nlohmann::json::parse(s.sources.text(in.file), nullptr, false);
-    if (doc.is_object() && doc.contains("provenance")) c.provenance = doc["provenance"];
+    c.provenance = in.provenance;
     c.loc = ir::locate_json(s.sources, in.file, "/provenance/status");
     c.objective_loc = ir::locate_json(s.sources, in.file, "/provenance/objective");
     return c;
   }
-  if (!sched.provenance.empty()) c.provenance = nlohmann::json::parse(sched.provenance, nullptr, false);
+  c.provenance = sched.provenance;
   c.loc = in.spec.schedule.loc.has_file() ? in.spec.schedule.loc : SourceLoc{in.file, 0, 0};
   c.objective_loc = c.loc;
   return c;
 }
 
-// --optimal: re-derives the claim. Returns the exit code; on success `argument` says what holds.
-int check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
+// --optimal: re-derives the claim. False after reporting; on success `argument` says what holds.
+bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
                         const ScheduleFlags& flags, std::string* argument) {
   Claim c = read_claim(s, in, sched);
-  const nlohmann::json& prov = c.provenance;
-  std::string status = prov.is_object() && prov.contains("status") && prov["status"].is_string()
-                           ? prov["status"].get<std::string>()
-                           : "";
+  const ir::SolveRecord* claim = c.provenance && c.provenance->solve ? &*c.provenance->solve : nullptr;
+  std::string status = claim ? claim->status : "";
   if (status != "optimal") {
-    std::string source = prov.is_object() && prov.contains("source") && prov["source"].is_string()
-                             ? prov["source"].get<std::string>()
-                             : "";
+    std::string source = c.provenance ? c.provenance->source : "";
     std::string seen = !status.empty()  ? "the provenance's status is " + backtick(status) + ", not `optimal`"
                        : !source.empty() ? "the schedule's source is " + backtick(source) + ", which claims nothing"
                                          : "the schedule carries no provenance";
     s.diags.error(DiagKind::ExpectFailed, c.loc,
                   "no optimality claim to check: " + seen + " (only `schedule = solve` claims optimality)");
-    return kInputError;
+    return false;
   }
   // The claim is about this schedule: its objective must be the one claimed.
   const double objective = metrics.objective_value(sched.problem.objective);
-  if (prov.contains("objective") && prov["objective"].is_number()) {
-    double claimed = prov["objective"].get<double>();
+  if (claim->objective) {
+    double claimed = *claim->objective;
     if (std::abs(claimed - objective) > 1e-9 * std::max(1.0, std::abs(objective))) {
       s.diags.error(DiagKind::ExpectFailed, c.objective_loc,
                     "the provenance claims an optimal objective of " + backtick(format_number(claimed)) +
                         ", but the schedule's is " + backtick(format_number(objective)));
-      return kInputError;
+      return false;
     }
   }
   solver::ProveOptions o;
   if (flags.time_limit) o.time_limit_s = *flags.time_limit;  // its range is checked on parsing
   // Only a claim that came from the exact model may be re-derived by it; any claim by the bound.
-  std::string method = prov.contains("method") && prov["method"].is_string() ? prov["method"].get<std::string>() : "";
-  o.use_z3 = method.rfind("time-indexed SAT, exact", 0) == 0;
+  o.use_z3 = claim->method.rfind("time-indexed SAT, exact", 0) == 0;
   solver::ProofCheck r = solver::prove_optimal(sched, o);
   if (r.verdict == solver::ProofVerdict::Internal) {
     s.diags.error(DiagKind::Internal, c.loc, "cannot check the optimality claim: " + r.message);
-    return kInternalError;
+    return false;
   }
   if (r.verdict == solver::ProofVerdict::Refuted) {
     s.diags.error(DiagKind::ExpectFailed, c.loc, "the optimality claim does not hold: " + r.message);
-    return kInputError;
+    return false;
   }
   if (r.verdict == solver::ProofVerdict::Unknown) {
     s.diags.error(DiagKind::ExpectFailed, c.loc, "cannot re-derive the optimality claim: " + r.message);
-    return kInputError;
+    return false;
   }
   *argument = r.message;
-  return kOk;
+  return true;
 }
 
 // The verdict of a schedule that passed: `argument` is --optimal's, when asked.
@@ -191,10 +181,14 @@ void add_verify_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   cmd->callback([opts, &rc] {
     Session s;
-    if (opts->args.path.empty()) throw CommandLineError{"verify: give a .sched spec or a schedule .json"};
+    if (opts->args.path.empty()) {
+      s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
+      rc = s.finish();
+      return;
+    }
     auto done = load_and_schedule(s, opts->args);
     if (!done) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     const Input* in = &done->input;
@@ -203,21 +197,20 @@ void add_verify_command(CLI::App& app, int& rc) {
     bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
     ok &= check_driver_expectations(s, *in, *sched);
     if (!ok) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     std::string argument;
     if (opts->optimal) {
-      int code = check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument);
-      if (code != kOk) {
-        rc = s.finish(code);
+      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument)) {
+        rc = s.fail();
         return;
       }
     }
     std::string out = opts->format == "json"
                           ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
                           : verdict_text(opts->args.path, *in, *sched, t.metrics, opts->optimal, argument);
-    rc = s.finish(write_output(s, opts->output, out) ? kOk : kInputError);
+    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
 

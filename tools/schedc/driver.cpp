@@ -16,6 +16,7 @@
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/input.h"
+#include "support/internal_error.h"
 #include "support/output.h"
 #include "support/numbers.h"
 #include "support/units.h"
@@ -30,16 +31,22 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 // "1" or "1:2:3" (one value per stage or rank), each with an optional unit of `dim` (`12.5ms`);
-// a list is expressed in its finest unit, recorded in `units[field]` (erased when plain).
-ir::PerStage parse_values(const std::string& flag, const std::string& key, const std::string& text, bool allow_none,
-                          std::optional<ir::PerStage>* optional_out, Dimension dim,
-                          std::map<std::string, std::string>& units) {
+// a list is expressed in its finest unit, recorded in `units[field]` (erased when plain). With
+// `allow_none`, "none" clears `*optional_out` (and returns an empty value). nullopt after setting
+// `error` to the flag's message.
+std::optional<ir::PerStage> parse_values(const std::string& flag, const std::string& key, const std::string& text,
+                                         bool allow_none, std::optional<ir::PerStage>* optional_out, Dimension dim,
+                                         std::map<std::string, std::string>& units, std::string& error) {
   std::string field = flag + "." + key;
   units.erase(field);
   if (allow_none && text == "none") {
     *optional_out = std::nullopt;
-    return {};
+    return ir::PerStage{};
   }
+  auto fail = [&](std::string message) -> std::optional<ir::PerStage> {
+    error = std::move(message);
+    return std::nullopt;
+  };
   ir::PerStage v;
   std::stringstream ss(text);
   std::string part;
@@ -50,21 +57,21 @@ ir::PerStage parse_values(const std::string& flag, const std::string& key, const
     if (!x) {
       size_t at = unit_suffix_start(part);
       if (at != std::string::npos)
-        throw CommandLineError{"--" + flag + ": unknown unit `" + part.substr(at) + "` in `" + part + "`, " +
-                               std::string(to_string(dim)) + " units are " + unit_names(dim)};
-      throw CommandLineError{"--" + flag + ": `" + key + "` needs a number or numbers separated by `:`, got `" + text + "`"};
+        return fail("--" + flag + ": unknown unit `" + part.substr(at) + "` in `" + part + "`, " +
+                    std::string(to_string(dim)) + " units are " + unit_names(dim));
+      return fail("--" + flag + ": `" + key + "` needs a number or numbers separated by `:`, got `" + text + "`");
     }
     if (x->unit && x->unit->dim != dim)
-      throw CommandLineError{"--" + flag + ": `" + key + "` is a " + std::string(to_string(dim)) + ", got `" + part +
-                             "` (a " + std::string(to_string(x->unit->dim)) + " unit)"};
+      return fail("--" + flag + ": `" + key + "` is a " + std::string(to_string(dim)) + ", got `" + part + "` (a " +
+                  std::string(to_string(x->unit->dim)) + " unit)");
     target = finer_unit(target, x->unit);
     values.push_back(*x);
   }
-  if (values.empty()) throw CommandLineError{"--" + flag + ": `" + key + "` needs a value"};
+  if (values.empty()) return fail("--" + flag + ": `" + key + "` needs a value");
   std::vector<double> numbers;
   for (const Quantity& q : values) {
     if (target && !q.unit && q.value != 0)
-      throw CommandLineError{"--" + flag + ": `" + key + "` mixes plain numbers and units in `" + text + "`"};
+      return fail("--" + flag + ": `" + key + "` mixes plain numbers and units in `" + text + "`");
     numbers.push_back(q.unit ? convert(q.value, *q.unit, *target) : q.value);
   }
   if (target) units[field] = std::string(target->name);
@@ -74,27 +81,35 @@ ir::PerStage parse_values(const std::string& flag, const std::string& key, const
   return v;
 }
 
-// Applies "K=V,K=V" pairs; `apply_one` returns false for an unknown key.
+// Applies "K=V,K=V" pairs; `apply_one` returns false for an unknown key and sets `error` for a bad
+// value. False, with `error` set, at the first bad pair.
 template <class Fn>
-void for_each_pair(const std::string& flag, const std::string& text, const char* keys, Fn apply_one) {
+bool for_each_pair(const std::string& flag, const std::string& text, const char* keys, std::string& error,
+                   Fn apply_one) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
     size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw CommandLineError{"--" + flag + ": expected KEY=VALUE pairs separated by `,`, got `" + item + "`"};
+    if (eq == std::string::npos || eq == 0) {
+      error = "--" + flag + ": expected KEY=VALUE pairs separated by `,`, got `" + item + "`";
+      return false;
+    }
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (!apply_one(key, value))
-      throw CommandLineError{"--" + flag + ": unknown key `" + key + "`, expected one of " + keys};
+    if (!apply_one(key, value)) {
+      error = "--" + flag + ": unknown key `" + key + "`, expected one of " + keys;
+      return false;
+    }
+    if (!error.empty()) return false;
   }
+  return true;
 }
 
 template <class T>
-T parse_enum(const std::string& flag, const std::string& text, std::optional<T> (*parse)(std::string_view),
-             const char* allowed) {
+std::optional<T> parse_enum(const std::string& flag, const std::string& text,
+                            std::optional<T> (*parse)(std::string_view), const char* allowed, std::string& error) {
   auto v = parse(text);
-  if (!v) throw CommandLineError{"--" + flag + ": expected " + std::string(allowed) + ", got `" + text + "`"};
-  return *v;
+  if (!v) error = "--" + flag + ": expected " + std::string(allowed) + ", got `" + text + "`";
+  return v;
 }
 
 }  // namespace
@@ -130,7 +145,15 @@ bool ProblemFlags::any() const {
   return pp || vpp || microbatches || direction || placement || backward || cost || memory || objective;
 }
 
-void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
+bool ProblemFlags::apply(frontend::Spec& spec, bool check_balance, Diagnostics& diags) const {
+  std::string error;
+  apply_or_explain(spec, check_balance, error);
+  if (error.empty()) return true;
+  diags.error(DiagKind::BadFlag, {}, std::move(error));
+  return false;
+}
+
+void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, std::string& error) const {
   ir::Problem& p = spec.problem;
   std::map<std::string, SourceLoc>& given = spec.given;
   std::map<std::string, std::string>& units = spec.units;
@@ -145,49 +168,72 @@ void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
   if (pp) p.ranks = *pp, mark("ranks");
   if (vpp) p.stages_per_rank = *vpp, mark("stages_per_rank");
   if (microbatches) p.microbatches = *microbatches, mark("microbatches");
-  if (direction)
-    p.direction = parse_enum("direction", *direction, ir::parse_direction, "`single` or `bidirectional`"), mark("direction");
+  if (direction) {
+    auto v = parse_enum("direction", *direction, ir::parse_direction, "`single` or `bidirectional`", error);
+    if (!v) return;
+    p.direction = *v, mark("direction");
+  }
   if (placement) {
-    p.placement = parse_enum("placement", *placement, ir::parse_placement, "`looped`, `vshape` or `wave`");
-    if (p.placement == ir::PlacementKind::Custom)
-      throw CommandLineError{"--placement: `custom` needs `stage_to_rank`, which only a spec file can give"};
+    auto v = parse_enum("placement", *placement, ir::parse_placement, "`looped`, `vshape` or `wave`", error);
+    if (!v) return;
+    p.placement = *v;
+    if (p.placement == ir::PlacementKind::Custom) {
+      error = "--placement: `custom` needs `stage_to_rank`, which only a spec file can give";
+      return;
+    }
     p.stage_to_rank.clear();
     mark("placement");
   }
-  if (backward) p.backward = parse_enum("backward", *backward, ir::parse_backward, "`fused`, `split` or `mixed`"), mark("backward");
-  if (objective)
-    p.objective = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`"), mark("objective");
-  if (cost)
-    for_each_pair("cost", *cost, "F, B, W, comm, FB", [&](const std::string& k, const std::string& v) {
-      constexpr Dimension kTime = Dimension::Time;
-      if (k == "F") p.cost.F = parse_values("cost", k, v, false, nullptr, kTime, units);
-      else if (k == "B") p.cost.B = parse_values("cost", k, v, false, nullptr, kTime, units);
-      else if (k == "W") p.cost.W = parse_values("cost", k, v, false, nullptr, kTime, units);
-      else if (k == "FB") p.cost.FB = parse_values("cost", k, v, false, nullptr, kTime, units);
-      else if (k == "comm") {
-        ir::PerStage x = parse_values("cost", k, v, false, nullptr, kTime, units);
-        if (!x.is_uniform()) throw CommandLineError{"--cost: `comm` needs one number, got `" + v + "`"};
-        p.cost.comm = x.uniform;
-      } else return false;
-      mark("cost." + k);
-      return true;
-    });
-  if (memory)
-    for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", [&](const std::string& k, const std::string& v) {
-      constexpr Dimension kMemory = Dimension::Memory;
-      if (k == "F") p.memory.F = parse_values("memory", k, v, false, nullptr, kMemory, units);
-      else if (k == "B") p.memory.B = parse_values("memory", k, v, false, nullptr, kMemory, units);
-      else if (k == "W") p.memory.W = parse_values("memory", k, v, false, nullptr, kMemory, units);
-      else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap, kMemory, units);
-      else if (k == "static") p.memory.static_memory = parse_values("memory", k, v, false, nullptr, kMemory, units);
-      else if (k == "balanced") {
-        if (v != "true" && v != "false")
-          throw CommandLineError{"--memory: `balanced` needs `true` or `false`, got `" + v + "`"};
-        spec.balanced = v == "true";
-      } else return false;
-      mark("memory." + k);
-      return true;
-    });
+  if (backward) {
+    auto v = parse_enum("backward", *backward, ir::parse_backward, "`fused`, `split` or `mixed`", error);
+    if (!v) return;
+    p.backward = *v, mark("backward");
+  }
+  if (objective) {
+    auto v = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`", error);
+    if (!v) return;
+    p.objective = *v, mark("objective");
+  }
+  // Each pair's value: false for an unknown key; `error` set for a bad value.
+  auto values = [&](const std::string& flag, const std::string& k, const std::string& v, ir::PerStage& out,
+                    Dimension dim) {
+    if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) out = std::move(*x);
+  };
+  if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB", error, [&](const std::string& k, const std::string& v) {
+        constexpr Dimension kTime = Dimension::Time;
+        if (k == "F") values("cost", k, v, p.cost.F, kTime);
+        else if (k == "B") values("cost", k, v, p.cost.B, kTime);
+        else if (k == "W") values("cost", k, v, p.cost.W, kTime);
+        else if (k == "FB") {
+          ir::PerStage x;
+          values("cost", k, v, x, kTime);
+          if (error.empty()) p.cost.FB = x;
+        } else if (k == "comm") {
+          ir::PerStage x;
+          values("cost", k, v, x, kTime);
+          if (error.empty() && !x.is_uniform()) error = "--cost: `comm` needs one number, got `" + v + "`";
+          if (error.empty()) p.cost.comm = x.uniform;
+        } else return false;
+        if (error.empty()) mark("cost." + k);
+        return true;
+      }))
+    return;
+  if (memory &&
+      !for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", error, [&](const std::string& k, const std::string& v) {
+        constexpr Dimension kMemory = Dimension::Memory;
+        if (k == "F") values("memory", k, v, p.memory.F, kMemory);
+        else if (k == "B") values("memory", k, v, p.memory.B, kMemory);
+        else if (k == "W") values("memory", k, v, p.memory.W, kMemory);
+        else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
+        else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
+        else if (k == "balanced") {
+          if (v != "true" && v != "false") error = "--memory: `balanced` needs `true` or `false`, got `" + v + "`";
+          else spec.balanced = v == "true";
+        } else return false;
+        if (error.empty()) mark("memory." + k);
+        return true;
+      }))
+    return;
   // Units, memory.B/W following memory.F, the balance check: a conflict the flags brought in is
   // the command line's error.
   // A flag that sets a memory delta makes the balance its business, whatever the input.
@@ -202,13 +248,17 @@ void ProblemFlags::apply(frontend::Spec& spec, bool check_balance) const {
     const std::string spec_hint = "write `balanced = false` in `memory`";
     if (size_t at = message.find(spec_hint); at != std::string::npos)
       message.replace(at, spec_hint.size(), "add `balanced=false` to --memory");
-    throw CommandLineError{flag + ": " + message};
+    error = flag + ": " + message;
+    return;
   }
   // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
   // the ranges themselves are validate()'s.
   for (const ir::ProblemError& e : ir::validate(p)) {
     auto it = set.find(e.field);
-    if (e.kind == DiagKind::OutOfRange && it != set.end()) throw CommandLineError{it->second + ": " + e.message};
+    if (e.kind == DiagKind::OutOfRange && it != set.end()) {
+      error = it->second + ": " + e.message;
+      return;
+    }
   }
 }
 
@@ -224,6 +274,11 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
       ->check(CLI::Range(1, solver::kMaxThreads))
       ->group("Schedule");
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
+  cmd.add_flag("--debug", debug, "print the solver's debug lines on stderr (variants, Z3 probes, windows)")
+      ->group("Schedule");
+  cmd.add_option("--z3-fault", z3_fault, "testing: make Z3 fail (error | invalid-model)")
+      ->check(CLI::IsMember({"error", "invalid-model"}))
+      ->group("");
 }
 
 void ScheduleArgs::add_to(CLI::App& cmd) {
@@ -240,6 +295,19 @@ std::optional<Scheduled> load_and_schedule(Session& s, const ScheduleArgs& args)
   if (!sched) return std::nullopt;
   ir::Timeline t = timeline ? std::move(*timeline) : simulate_verified(*sched);
   return Scheduled{std::move(*in), std::move(*sched), std::move(t)};
+}
+
+int exit_code(const Diagnostics& diags) {
+  if (diags.has_error_of_kind(DiagKind::Internal)) return kInternalError;
+  if (diags.has_error_of_kind(DiagKind::BadFlag)) return kBadCommandLine;
+  return diags.has_errors() ? kInputError : kOk;
+}
+
+int Session::finish() { return finish(exit_code(diags)); }
+
+int Session::fail() {
+  int code = finish();
+  return code == kOk ? kInputError : code;
 }
 
 int Session::finish(int code) {
@@ -301,11 +369,12 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
       in.spec.schedule.kind = frontend::SourceKind::Explicit;
       in.spec.schedule.ranks = std::move(sched->ranks);
       in.spec.schedule.overlap = std::move(sched->overlap);
+      in.provenance = std::move(sched->provenance);
       mark_all_given(in);
     } else if (csv) {
       in.kind = Input::Kind::TorchCsv;
       frontend::Spec base;
-      flags.apply(base, true);
+      if (!flags.apply(base, true, s.diags)) return std::nullopt;
       auto sched = codegen::import_torch_csv(s.sources, in.file, base.problem, base.given, s.diags);
       if (!sched) return std::nullopt;
       in.spec.problem = sched->problem;
@@ -324,14 +393,16 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
   if (in.kind == Input::Kind::FlagsOnly && (!flags.pp || !flags.microbatches)) {
     // A problem that was never stated is not one rank and one microbatch.
     std::string missing = !flags.pp && !flags.microbatches ? "--pp and --microbatches" : !flags.pp ? "--pp" : "--microbatches";
-    throw CommandLineError{"no problem is stated: without a spec, give " + missing +
-                           " (the ranks and microbatches; the other problem flags have defaults)"};
+    s.diags.error(DiagKind::BadFlag, {},
+                  "no problem is stated: without a spec, give " + missing +
+                      " (the ranks and microbatches; the other problem flags have defaults)");
+    return std::nullopt;
   }
   if (flags.any() || in.kind == Input::Kind::FlagsOnly) {
     // A JSON document's memory deltas may be unbalanced (version 1 allowed it); the check applies
     // to what a spec or a flag states.
     bool check_balance = in.kind != Input::Kind::ScheduleJson;
-    flags.apply(in.spec, check_balance);
+    if (!flags.apply(in.spec, check_balance, s.diags)) return std::nullopt;
   }
   return in;
 }
@@ -365,21 +436,32 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   if (src.kind == frontend::SourceKind::Solve && !solver::apply_solve_params(src.params, options, s.diags))
     return std::nullopt;
   if (flags.time_limit) {
-    if (!(*flags.time_limit > 0)) throw CommandLineError{"--time-limit must be a positive number of seconds"};
+    if (!(*flags.time_limit > 0)) {
+      s.diags.error(DiagKind::BadFlag, {}, "--time-limit must be a positive number of seconds");
+      return std::nullopt;
+    }
     options.time_limit_s = *flags.time_limit;
   }
   if (flags.deterministic) options.deterministic = true;
   if (flags.threads) {
-    if (*flags.threads < 1 || *flags.threads > solver::kMaxThreads)
-      throw CommandLineError{"--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads)};
+    if (*flags.threads < 1 || *flags.threads > solver::kMaxThreads) {
+      s.diags.error(DiagKind::BadFlag, {}, "--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads));
+      return std::nullopt;
+    }
     options.threads = *flags.threads;
   }
   if (!flags.quiet) {
     options.progress = &std::cerr;
     options.tty = isatty(STDERR_FILENO) != 0;
   }
+  if (flags.debug) options.debug = DebugLog(&std::cerr);
+  if (flags.z3_fault == "error") options.z3_fault = solver::SolveOptions::Z3Fault::Error;
+  if (flags.z3_fault == "invalid-model") options.z3_fault = solver::SolveOptions::Z3Fault::InvalidModel;
   options.stop = install_interrupt_handlers();
   solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  // Where the spec asks for the solve; `--solve` has no place in a file.
+  const SourceLoc solve_loc = src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{};
+  for (const std::string& w : r.warnings) s.diags.warning(DiagKind::Solver, solve_loc, w);
   if (!r.bound_error.empty()) std::cerr << "schedc: internal error: " << r.bound_error << "\n";
   if (r.interrupted && r.schedule)
     std::cerr << "schedc: interrupted: the search ended early; writing the best schedule found (status "
@@ -413,7 +495,10 @@ std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const Schedul
   }
   std::optional<ir::Schedule> sched;
   const frontend::ScheduleSource& src = in.spec.schedule;
-  if (flags.family && flags.solve) throw CommandLineError{"--family and --solve exclude each other"};
+  if (flags.family && flags.solve) {
+    s.diags.error(DiagKind::BadFlag, {}, "--family and --solve exclude each other");
+    return std::nullopt;
+  }
   if (flags.family) {
     sched = from_family(s, in, *flags.family, {}, SourceLoc{});
   } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
@@ -425,7 +510,7 @@ std::optional<ir::Schedule> obtain_schedule(Session& s, Input& in, const Schedul
     x.problem = in.spec.problem;
     x.ranks = src.ranks;
     x.overlap = src.overlap;
-    x.provenance = R"({"source": "explicit"})";
+    x.provenance = ir::Provenance::of("explicit");
     sched = std::move(x);
   } else {
     s.diags.error(DiagKind::NoSchedule, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},
@@ -475,7 +560,7 @@ void report_verify_issues(Session& s, const Input& in, const ir::Schedule& sched
 
 ir::Timeline simulate_verified(const ir::Schedule& sched) {
   ir::SimResult r = ir::simulate(sched);
-  if (!r.timeline) throw std::logic_error("a verified schedule did not complete in simulation");
+  if (!r.timeline) SCHEDC_INTERNAL_ERROR("a verified schedule did not complete in simulation");
   return std::move(*r.timeline);
 }
 

@@ -22,7 +22,13 @@ namespace schedc::driver {
 /// Exit codes (DESIGN section 5).
 enum ExitCode : int { kOk = 0, kInputError = 1, kBadCommandLine = 2, kInternalError = 3 };
 
-/// Thrown below main for a bad command line (exit code 2) detected after CLI11 parsing.
+/// The exit code the diagnostics call for: kInternalError when one is `internal`, else
+/// kBadCommandLine when one is `bad-flag`, else kInputError when there is an error, else kOk.
+int exit_code(const Diagnostics& diags);
+
+/// A bad command line found below main by code that cannot report diagnostics yet (cmd_run's
+/// --fault, cmd_profile's --write, executor.cpp's stage checks); main reports it as a `bad-flag`
+/// diagnostic (exit code 2). Everything else reports `bad-flag` through its Session.
 struct CommandLineError {
   std::string message;
 };
@@ -39,9 +45,14 @@ struct ProblemFlags {
   bool any() const;
   /// Applies the set flags to `spec.problem`, records them in `spec.given` (and their units), then
   /// completes the problem (frontend::complete_problem: units, memory defaults, and the balance
-  /// check with `check_balance` or when a flag sets a memory delta). Throws CommandLineError, naming the flag, on a value
-  /// that cannot be parsed or is out of its range, and on a unit or balance error.
-  void apply(frontend::Spec& spec, bool check_balance) const;
+  /// check with `check_balance` or when a flag sets a memory delta). A value that cannot be parsed
+  /// or is out of its range, and a unit or balance error, is reported as `bad-flag` naming the
+  /// flag; false then.
+  bool apply(frontend::Spec& spec, bool check_balance, Diagnostics& diags) const;
+
+ private:
+  /// apply's work; sets `error` to the first bad flag's message.
+  void apply_or_explain(frontend::Spec& spec, bool check_balance, std::string& error) const;
 };
 
 /// How to get the schedule when the input does not fix it: `--family NAME` or `--solve`.
@@ -52,6 +63,8 @@ struct ScheduleFlags {
   bool deterministic = false;
   std::optional<int> threads;
   bool quiet = false;
+  bool debug = false;
+  std::string z3_fault;  // testing: "error" | "invalid-model" (hidden)
 
   void add_to(CLI::App& cmd);
 };
@@ -72,7 +85,13 @@ struct Session {
   SourceManager sources;
   Diagnostics diags{&sources};
 
-  /// Prints the diagnostics to stderr and returns `code`.
+  /// Prints the diagnostics to stderr and returns the exit code they call for (exit_code).
+  int finish();
+  /// After a step that failed: finish(), but never kOk (a failure with no error reported is still
+  /// no success).
+  int fail();
+  /// Prints the diagnostics and returns `code`: for a status no diagnostic states (a child
+  /// process's exit status).
   int finish(int code);
   /// Reads a file into `sources`; reports `io` and returns -1 when it cannot be read.
   int32_t read_file(const std::string& path);
@@ -86,6 +105,9 @@ struct Input {
   /// For every kind, the spec view: problem, given fields, schedule source, expectations.
   /// (A schedule JSON's orders become an explicit source; flags-only inputs have no source.)
   frontend::Spec spec;
+  /// A schedule JSON's own provenance (the schedule obtain_schedule makes of it is `explicit`):
+  /// what `verify --optimal` checks.
+  std::optional<ir::Provenance> provenance;
 };
 
 /// Loads `path` (by extension: .json schedule, .csv torch-csv, anything else a .sched spec; an

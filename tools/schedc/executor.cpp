@@ -84,14 +84,12 @@ std::string source_name(const std::string& path, const ProblemFlags& p, const Sc
   return out.empty() ? "the command line" : out;
 }
 
-std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched, int* code) {
+std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched) {
   ir::Program prog = codegen::lower(sched);
   auto issues = codegen::verify_program(sched, prog);
   if (issues.empty()) return prog;
-  *code = kInputError;
   for (const codegen::ProgramIssue& i : issues) {
     if (i.is_bug) {
-      *code = kInternalError;
       s.diags.error(DiagKind::Internal, {}, "the lowered program is invalid (a bug in schedc; please report it): " + i.message);
     } else {
       s.diags.error(i.kind, in.spec.loc_of("memory.cap"), i.message);
@@ -100,12 +98,11 @@ std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir:
   return std::nullopt;
 }
 
-std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags, int* code) {
-  *code = kInputError;
+std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags) {
   auto in = load_input(s, args.path, args.problem);
   auto sched = in ? obtain_schedule(s, *in, args.schedule) : std::nullopt;
   if (!sched) return std::nullopt;
-  return make_executor(s, *in, std::move(*sched), flags, source_name(args.path, args.problem, args.schedule), code);
+  return make_executor(s, *in, std::move(*sched), flags, source_name(args.path, args.problem, args.schedule));
 }
 
 std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags) {
@@ -119,10 +116,9 @@ std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executo
 }
 
 std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule sched, const RuntimeFlags* flags,
-                                      const std::string& source, int* code) {
+                                      const std::string& source) {
   Executor ex;
   if (!codegen::read_runtime_config(in.spec.runtime, ex.runtime, s.diags)) {
-    *code = kInputError;
     return std::nullopt;
   }
   // Costs stated in a unit of time run at that speed on the synthetic stage (and its measured
@@ -137,7 +133,6 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
                     "the model's partition gives the layers of " + backtick(std::to_string(lps.size())) +
                         " stages, the problem has " + backtick(std::to_string(S)) +
                         " (--pp or --vpp changed it): give --layers, or change the spec");
-      *code = kInputError;
       return std::nullopt;
     }
     ex.runtime.layers_per_stage = lps;
@@ -146,7 +141,7 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
   }
   if (flags) flags->apply(ex.runtime);
   if (const ir::Param* p = in.spec.runtime.find("stage")) ex.stage_loc = p->value_loc;
-  auto prog = lower_verified(s, in, sched, code);
+  auto prog = lower_verified(s, in, sched);
   if (!prog) return std::nullopt;
   codegen::EmitOptions eo;
   eo.source_name = source;

@@ -40,20 +40,20 @@ struct Executor {
 std::string source_name(const std::string& path, const ProblemFlags& problem, const ScheduleFlags& schedule);
 
 /// Lowers `sched`, verifies the program (a deadlock or malformed program is reported as an
-/// internal error: *code = kInternalError), reads the runtime block (+ `flags` when given) and
-/// emits C++. nullopt after reporting, with *code set.
+/// `internal` error: exit code 3), reads the runtime block (+ `flags` when given) and emits C++.
+/// nullopt after reporting.
 std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule sched, const RuntimeFlags* flags,
-                                      const std::string& source, int* code);
+                                      const std::string& source);
 
 /// load_input + obtain_schedule + make_executor, for `emit`, `build` and `run`.
-std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags, int* code);
+std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags);
 
 /// The executor's runtime settings with `flags` over them; nullopt after reporting a combination
 /// no backend runs (bf16 off the cuda backend).
 std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags);
 
 /// Lowers and verifies only (for `schedule --format program`).
-std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched, int* code);
+std::optional<ir::Program> lower_verified(Session& s, const Input& in, const ir::Schedule& sched);
 
 struct BuildSettings {
   std::string cache_dir;  // "" = $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc

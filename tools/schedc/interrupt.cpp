@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include "support/internal_error.h"
+
 namespace schedc::driver {
 
 namespace {
@@ -92,7 +94,7 @@ void add_child_group(pid_t group) {
     pid_t free_slot = 0;
     if (g.compare_exchange_strong(free_slot, group)) return;
   }
-  assert(false && "more child processes at once than the signal handler tracks");
+  SCHEDC_INTERNAL_ERROR("more child processes at once than the signal handler tracks");
 }
 
 void remove_child_group(pid_t group) {

@@ -3,9 +3,12 @@
 // 3 internal error.
 
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "support/diagnostics.h"
+#include "support/internal_error.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 #include "tools/schedc/interrupt.h"
@@ -33,11 +36,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kOk : kBadCommandLine;
   } catch (const CommandLineError& e) {
-    std::cerr << "schedc: error: " << e.message << " [bad-flag]\n";
-    return kBadCommandLine;
+    schedc::Diagnostics diags;
+    diags.error(schedc::DiagKind::BadFlag, {}, e.message);
+    diags.print(std::cerr);
+    return exit_code(diags);
   } catch (const std::exception& e) {
-    std::cerr << "schedc: internal error: " << e.what() << "\n";
-    return kInternalError;
+    SCHEDC_INTERNAL_ERROR(std::string("uncaught exception: ") + e.what());
   }
   end_if_stopped();  // interrupted while it ran child processes: end by the signal, as they did
   return rc;

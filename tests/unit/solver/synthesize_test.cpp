@@ -86,7 +86,7 @@ TEST_CASE("provenance carries the contract's keys") {
   solver::SolveOptions o;
   o.time_limit_s = 10;
   solver::SolveResult r = solver::synthesize(p, o);
-  auto prov = nlohmann::json::parse(r.schedule->provenance);
+  auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
   for (const char* key : {"status", "objective", "lower_bound", "gap", "incumbent", "seconds", "z3"})
     CHECK_MESSAGE(prov.contains(key), key);
   CHECK(prov["incumbent"].contains("name"));
@@ -132,7 +132,7 @@ TEST_CASE("windows (LNS) improve an incumbent when no whole-instance model fits"
   o.max_literals = 20'000;
   solver::SolveResult r = solver::synthesize(p, o);
   REQUIRE(r.schedule.has_value());
-  auto prov = nlohmann::json::parse(r.schedule->provenance);
+  auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
   CHECK(prov["incumbent"]["name"] == "sequential");
   CHECK(prov["z3"]["lns"]["windows"].get<int>() > 0);
   CHECK(verify(*r.schedule).empty());
@@ -385,7 +385,7 @@ TEST_CASE("families are tried native ones first, but ties still go to the regist
     }
     CAPTURE(split);
     CHECK(r.objective == best);
-    CHECK(nlohmann::json::parse(r.schedule->provenance).value("found_by", "") == first);
+    CHECK(nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance)).value("found_by", "") == first);
   }
 }
 
