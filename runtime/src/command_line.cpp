@@ -75,7 +75,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.allow_extras();  // reported by parse_command_line, as `unknown option`
   for (const OptionSpec& o : kRuntimeOptions) {
     if (o.to_executor == ToExecutor::Never) continue;  // schedc's own (code generation)
-    app.add_option(std::string(o.flag), f.option[static_cast<size_t>(o.id)], std::string(o.help))
+    app.add_option(std::string(o.flag), f.option[static_cast<size_t>(o.id)], help_text(o))
         ->type_name(std::string(o.type_name));
     if (o.id == OptionId::Stage)
       app.add_flag("--list-stages", f.list_stages, "list the stages registered in this executor and exit");

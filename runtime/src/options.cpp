@@ -67,6 +67,11 @@ std::string expected(const OptionSpec& o, Surface s) {
   return "";
 }
 
+std::string help_text(const OptionSpec& o) {
+  bool numeric = o.kind == OptionKind::Integer || o.kind == OptionKind::Number;
+  return std::string(o.help) + (numeric ? "; " + range_text(o, Surface::Flag) : "");
+}
+
 bool in_range(const OptionSpec& o, double v, Surface s) {
   if (!std::isfinite(v)) return false;
   if (o.kind == OptionKind::Integer && v != std::floor(v)) return false;

@@ -11,7 +11,7 @@ void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
     auto check = [&o, what](std::string& v) -> std::string {
       return schedrt::parse_flag_value(o, v) ? std::string() : "expected " + what + ", got `" + v + "`";
     };
-    cmd.add_option(std::string(o.flag), text[static_cast<size_t>(o.id)], std::string(o.help))
+    cmd.add_option(std::string(o.flag), text[static_cast<size_t>(o.id)], schedrt::help_text(o))
         ->check(CLI::Validator(check, ""))
         ->type_name(std::string(o.type_name))
         ->group("Runtime");

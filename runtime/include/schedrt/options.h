@@ -142,6 +142,9 @@ std::string range_text(const OptionSpec& o, Surface s);
 /// What a value of `o` must be, for messages: "one of `fp64`, `fp32`, `bf16`", "an integer in
 /// 1..4096", "a number in 0..100000", "a file path", "a stage name (letters, digits and `_`)".
 std::string expected(const OptionSpec& o, Surface s);
+/// The help line of `o`'s flag: its help, and its range for numbers ("mlp rows per microbatch;
+/// 1..4096").
+std::string help_text(const OptionSpec& o);
 /// Whether `v` is in the option's range for `s` (Integer: also whole).
 bool in_range(const OptionSpec& o, double v, Surface s);
 /// Whether `name` can name a stage: letters, digits and `_`, not starting with a digit, at most 64.
