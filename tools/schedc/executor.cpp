@@ -155,11 +155,14 @@ void BuildSettings::add_to(CLI::App& cmd) {
 std::vector<StageListing> builtin_stages() {
   std::vector<StageListing> out;
   for (const schedrt::StageInfo& i : schedrt::registered_stages())
-    out.push_back({i.name, schedrt::to_string(i.memory), i.has_reference});
+    out.push_back({i.name, i.memory, i.has_reference});
   return out;
 }
 
 namespace {
+
+constexpr schedrt::StageMemory kMemoryKinds[] = {schedrt::StageMemory::Host, schedrt::StageMemory::Device,
+                                                 schedrt::StageMemory::None};
 
 std::string tick_list(const std::vector<std::string>& names) {
   std::string out;
@@ -194,8 +197,19 @@ std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::
     return std::nullopt;
   }
   std::vector<StageListing> out;
-  for (const auto& e : doc)
-    out.push_back({e.value("name", ""), e.value("memory", ""), e.value("reference", false)});
+  for (const auto& e : doc) {
+    // The memory kind as schedrt::to_string writes it: host, device or no.
+    const std::string memory = e.value("memory", "");
+    auto kind = std::find_if(std::begin(kMemoryKinds), std::end(kMemoryKinds),
+                             [&](schedrt::StageMemory m) { return schedrt::to_string(m) == memory; });
+    if (kind == std::end(kMemoryKinds)) {
+      s.diags.error(DiagKind::Internal, {},
+                    "the executor's --list-stages printed an unknown memory kind " + backtick(memory) +
+                        " (a bug in schedrt): " + text);
+      return std::nullopt;
+    }
+    out.push_back({e.value("name", ""), *kind, e.value("reference", false)});
+  }
   return out;
 }
 
@@ -205,15 +219,16 @@ bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& c
   const bool stage_flag = flags.given(schedrt::OptionId::Stage);
   std::vector<std::string> names, references;
   bool known = false, reference = false, for_backend = false;
-  const std::string memory = cfg.backend == schedrt::BackendKind::Cuda ? "device" : "host";
+  using schedrt::StageMemory;
+  const StageMemory memory = cfg.backend == schedrt::BackendKind::Cuda ? StageMemory::Device : StageMemory::Host;
   for (const StageListing& l : stages) {
     if (std::find(names.begin(), names.end(), l.name) == names.end()) names.push_back(l.name);
-    if (l.reference && l.memory != "device" && std::find(references.begin(), references.end(), l.name) == references.end())
-      references.push_back(l.name);
+    bool listed = std::find(references.begin(), references.end(), l.name) != references.end();
+    if (l.reference && l.memory != StageMemory::Device && !listed) references.push_back(l.name);
     if (l.name != name) continue;
     known = true;
-    if (l.memory == memory || l.memory == "no") for_backend = true;
-    if (l.memory != "device") reference = l.reference;
+    if (l.memory == memory || l.memory == StageMemory::None) for_backend = true;
+    if (l.memory != StageMemory::Device) reference = l.reference;
   }
   if (!known) {
     std::string hint = with_sources ? "; the --stage-source files register no stage of that name"
@@ -225,8 +240,8 @@ bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& c
   }
   if (!for_backend) {
     s.diags.error(DiagKind::BadValue, stage_flag || flags.given(schedrt::OptionId::Backend) ? SourceLoc{} : ex.stage_loc,
-                  "stage " + backtick(name) + " has no implementation for " + memory + " memory, which backend " +
-                      backtick(schedrt::to_string(cfg.backend)) + " needs");
+                  "stage " + backtick(name) + " has no implementation for " + schedrt::to_string(memory) +
+                      " memory, which backend " + backtick(schedrt::to_string(cfg.backend)) + " needs");
     return false;
   }
   if (!check || reference) return true;

@@ -11,6 +11,7 @@
 
 #include "codegen/emit_cpp.h"
 #include "codegen/runtime_config.h"
+#include "schedrt/stage.h"
 #include "ir/program.h"
 #include "tools/schedc/driver.h"
 #include "tools/schedc/runtime_flags.h"
@@ -59,7 +60,7 @@ struct BuildSettings {
 /// A stage as an executor has it registered (`executor --list-stages --format json`).
 struct StageListing {
   std::string name;
-  std::string memory;  // host | device | no
+  schedrt::StageMemory memory = schedrt::StageMemory::Host;
   bool reference = false;
 };
 
