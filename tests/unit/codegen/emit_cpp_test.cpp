@@ -57,6 +57,14 @@ TEST_CASE("one source per rank with straight-line calls, main.cpp and a CMakeLis
   CHECK(has(main, "info.simulated_makespan = 9.0;"));
   CHECK(has(main, "info.defaults.dtype = schedrt::Dtype::F32;"));
   CHECK(has(main, "info.defaults.hidden = 16;"));
+  // Every option the executor has a flag for is compiled in, except the trace (schedc run passes it).
+  for (const schedrt::OptionSpec& opt : schedrt::kRuntimeOptions) {
+    CAPTURE(opt.key);
+    bool compiled = opt.to_executor == schedrt::ToExecutor::Always || opt.to_executor == schedrt::ToExecutor::WhenGiven;
+    CHECK(has(main, "info.defaults." + std::string(opt.key) + " = ") == compiled);
+  }
+  CHECK(has(main, "info.defaults.backend = schedrt::BackendKind::Threads;"));
+  CHECK(has(main, "info.defaults.stage = \"mlp\";"));
   CHECK(has(main, "const RankFn kRankFns[] = {run_rank_0, run_rank_1};"));
   CHECK(has(main, "{OpCode::Backward, BW(0, 0), BW(0, 0), -1, 0, 0}"));
   const std::string& cmake = file(files, "CMakeLists.txt").content;

@@ -159,6 +159,8 @@ TEST_CASE("each reader knows exactly the table's options") {
   for (const CLI::Option* opt : app.get_options([](const CLI::Option* x) { return x->get_group() == "Runtime"; }))
     for (const std::string& n : opt->get_lnames()) schedc_flags.insert("--" + n);
   CHECK(joined(schedc_flags) == table_flags(true));
+  for (const OptionSpec& o : schedrt::kRuntimeOptions)
+    CHECK(app.get_option(std::string(o.flag))->get_description() == schedrt::help_text(o));
 
   // The executor: the table's options (less schedc's own), and its own flags, which are not options.
   const std::set<std::string> own = {"--help", "--list-stages", "--check", "--format", "--interpret", "--profile", "--fault"};
