@@ -163,8 +163,8 @@ std::string table_op(const Program& p, RankId rank, const Op& op, int32_t& trans
 
 // Whether to emit the compact form (RuntimeConfig::code).
 bool compact_form(const Program& p, const EmitOptions& o) {
-  if (o.runtime.code == "compact") return true;
-  if (o.runtime.code == "straight") return false;
+  if (o.runtime.code == schedrt::CodeForm::Compact) return true;
+  if (o.runtime.code == schedrt::CodeForm::Straight) return false;
   int64_t ops = 0;
   for (const RankProgram& rp : p.ranks) ops += static_cast<int64_t>(rp.ops.size());
   return ops > kCompactAboveOps;
@@ -374,16 +374,14 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
     out += "  info.rank_fns = kRankFns;\n  info.tables = kTables;\n";
   }
   out += "  // the spec's runtime block\n";
-  out += "  info.defaults.backend = " + quoted(rc.backend) + ";\n";
-  out += "  info.defaults.stage = " + quoted(rc.stage) + ";\n";
-  out += "  info.defaults.dtype = " + quoted(rc.dtype) + ";\n";
-  out += "  info.defaults.hidden = " + std::to_string(rc.hidden) + ";\n";
-  out += "  info.defaults.layers = " + std::to_string(rc.layers) + ";\n";
-  out += "  info.defaults.batch = " + std::to_string(rc.batch) + ";\n";
-  out += "  info.defaults.seed = " + std::to_string(rc.seed) + ";\n";
-  out += "  info.defaults.ms_per_unit = " + literal(rc.ms_per_unit) + ";\n";
-  out += "  info.defaults.timeout_s = " + literal(rc.timeout) + ";\n";
-  out += "  info.defaults.steps = " + std::to_string(rc.steps) + ";\n";
+  // The options the executor has compiled in (schedrt::kRuntimeOptions; trace and code are not).
+  for (const schedrt::OptionSpec& opt : schedrt::kRuntimeOptions) {
+    if (opt.to_executor != schedrt::ToExecutor::Always && opt.to_executor != schedrt::ToExecutor::WhenGiven) continue;
+    std::string value = opt.kind == schedrt::OptionKind::Name    ? schedrt::enumerator(rc, opt.id)
+                        : opt.kind == schedrt::OptionKind::Stage ? quoted(rc.stage)
+                                                                 : schedrt::option_text(rc, opt.id);
+    out += "  info.defaults." + std::string(opt.key) + " = " + value + ";\n";
+  }
   out += "  return schedrt::main(argc, argv, info);\n}\n";
   return out;
 }

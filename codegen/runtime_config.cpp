@@ -1,8 +1,8 @@
 #include "codegen/runtime_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "schedrt/stage.h"
@@ -11,8 +11,11 @@
 namespace schedc::codegen {
 
 const std::vector<std::string>& runtime_keys() {
-  static const std::vector<std::string> keys = {"backend", "stage", "dtype",  "hidden", "layers",
-                                                "batch",   "seed",  "ms_per_unit", "timeout", "steps", "trace", "code"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const schedrt::OptionSpec& o : schedrt::kRuntimeOptions) out.emplace_back(o.key);
+    return out;
+  }();
   return keys;
 }
 
@@ -27,11 +30,6 @@ std::vector<std::string> reference_stages() {
 
 bool is_builtin_stage(const std::string& stage) {
   return schedrt::find_stage(stage, schedrt::StageMemory::Host) || schedrt::find_stage(stage, schedrt::StageMemory::Device);
-}
-
-bool is_stage_name(const std::string& n) {
-  if (n.empty() || n.size() > 64 || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 namespace {
@@ -55,81 +53,66 @@ size_t distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Reads one key's value with its row of schedrt::kRuntimeOptions; the messages name the key and
+// say what the row expects (schedrt::expected, schedrt::range_text).
 class Reader {
  public:
   Reader(Diagnostics& diags) : diags_(diags) {}
 
-  void name(const ir::Param& p, std::string& out, std::initializer_list<const char*> allowed) {
-    std::string list;
-    for (const char* a : allowed) list += (list.empty() ? "`" : ", `") + std::string(a) + "`";
-    if (!p.is_string()) {
-      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs one of " + list + ", got " + describe(p));
-      return;
+  // The value, or nullopt after reporting.
+  std::optional<schedrt::OptionValue> read(const schedrt::OptionSpec& o, const ir::Param& p) {
+    using schedrt::OptionKind;
+    switch (o.kind) {
+      case OptionKind::Name: return name(o, p);
+      case OptionKind::Stage: return stage(p);
+      case OptionKind::Path: return path(p);
+      case OptionKind::Integer:
+      case OptionKind::Number: return number(o, p);
     }
-    for (const char* a : allowed)
-      if (p.string() == a) {
-        out = a;
-        return;
-      }
-    diags_.error(DiagKind::BadValue, p.value_loc, backtick(p.key) + " needs one of " + list + ", got " + backtick(p.string()));
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<schedrt::OptionValue> name(const schedrt::OptionSpec& o, const ir::Param& p) {
+    const std::string want = backtick(p.key) + " needs " + schedrt::expected(o, schedrt::Surface::Spec) + ", got ";
+    if (!p.is_string()) return fail(DiagKind::WrongType, p, want + describe(p));
+    if (!schedrt::parse_flag_value(o, p.string())) return fail(DiagKind::BadValue, p, want + backtick(p.string()));
+    return schedrt::OptionValue{0, p.string()};
   }
 
   // A stage: schedrt's own (mlp, synthetic, noop) or one of the user's, compiled in with
   // --stage-source; which names exist is known only once the executor is built, so any name is
   // taken here and schedc build/run (or the executor) checks it.
-  void stage(const ir::Param& p, std::string& out) {
-    if (!p.is_string() || !is_stage_name(p.string())) {
-      std::string own;
-      for (const std::string& n : schedrt::stage_names()) own += (own.empty() ? "`" : ", `") + n + "`";
-      diags_.error(p.is_string() ? DiagKind::BadValue : DiagKind::WrongType, p.value_loc,
-                   backtick(p.key) + " needs a stage name (" + own + ", or one of your own: letters, digits and `_`), got " +
-                       describe(p));
-      return;
-    }
-    out = p.string();
+  std::optional<schedrt::OptionValue> stage(const ir::Param& p) {
+    if (p.is_string() && schedrt::is_stage_name(p.string())) return schedrt::OptionValue{0, p.string()};
+    std::string own;
+    for (const std::string& n : schedrt::stage_names()) own += (own.empty() ? "`" : ", `") + n + "`";
+    return fail(p.is_string() ? DiagKind::BadValue : DiagKind::WrongType, p,
+                backtick(p.key) + " needs a stage name (" + own + ", or one of your own: letters, digits and `_`), got " +
+                    describe(p));
   }
 
-  void path(const ir::Param& p, std::string& out) {
-    if (!p.is_string() || p.string().empty()) {
-      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs a file path, got " + describe(p));
-      return;
-    }
-    out = p.string();
+  std::optional<schedrt::OptionValue> path(const ir::Param& p) {
+    if (p.is_string() && !p.string().empty()) return schedrt::OptionValue{0, p.string()};
+    return fail(DiagKind::WrongType, p, backtick(p.key) + " needs a file path, got " + describe(p));
   }
 
-  template <class T>
-  void integer(const ir::Param& p, T& out, int64_t lo, int64_t hi) {
-    if (!p.is_number() || p.number() != std::floor(p.number())) {
-      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs an integer, got " + describe(p));
-      return;
-    }
-    double v = p.number();
-    if (v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
-      diags_.error(DiagKind::OutOfRange, p.value_loc,
-                   backtick(p.key) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
-                       backtick(format_number(v)));
-      return;
-    }
-    out = static_cast<T>(v);
+  std::optional<schedrt::OptionValue> number(const schedrt::OptionSpec& o, const ir::Param& p) {
+    const bool integer = o.kind == schedrt::OptionKind::Integer;
+    if (!p.is_number() || (integer && p.number() != std::floor(p.number())))
+      return fail(DiagKind::WrongType, p, backtick(p.key) + " needs " + (integer ? "an integer" : "a number") + ", got " + describe(p));
+    const double v = p.number();
+    if (schedrt::in_range(o, v, schedrt::Surface::Spec)) return schedrt::OptionValue{v, {}};
+    std::string range = schedrt::range_text(o, schedrt::Surface::Spec);
+    return fail(DiagKind::OutOfRange, p,
+                backtick(p.key) + " must be " + (o.spec_lo_open ? range : "in " + range) + ", got " + backtick(format_number(v)));
   }
 
-  void number(const ir::Param& p, double& out, double lo, double hi, bool lo_open) {
-    if (!p.is_number()) {
-      diags_.error(DiagKind::WrongType, p.value_loc, backtick(p.key) + " needs a number, got " + describe(p));
-      return;
-    }
-    double v = p.number();
-    if (!std::isfinite(v) || (lo_open ? v <= lo : v < lo) || v > hi) {
-      auto bound = [](double b) { return std::to_string(static_cast<int64_t>(b)); };
-      std::string range = lo_open ? "above " + bound(lo) + " and at most " + bound(hi) : "in " + bound(lo) + ".." + bound(hi);
-      diags_.error(DiagKind::OutOfRange, p.value_loc,
-                   backtick(p.key) + " must be " + range + ", got " + backtick(format_number(v)));
-      return;
-    }
-    out = v;
+  std::nullopt_t fail(DiagKind kind, const ir::Param& p, const std::string& message) {
+    diags_.error(kind, p.value_loc, message);
+    return std::nullopt;
   }
 
- private:
   Diagnostics& diags_;
 };
 
@@ -145,29 +128,19 @@ bool read_runtime_config(const ir::Params& block, RuntimeConfig& c, Diagnostics&
       continue;
     }
     const std::string& k = p.key;
-    if (k == "backend") rd.name(p, c.backend, {"threads", "mpi", "cuda"});
-    else if (k == "stage") rd.stage(p, c.stage);
-    else if (k == "dtype") rd.name(p, c.dtype, {"fp64", "fp32", "bf16"});
-    else if (k == "hidden") rd.integer(p, c.hidden, 1, 4096);
-    else if (k == "layers") rd.integer(p, c.layers, 1, 64);
-    else if (k == "batch") rd.integer(p, c.batch, 1, 4096);
-    else if (k == "seed") rd.integer(p, c.seed, 0, int64_t{1} << 53);
-    else if (k == "ms_per_unit") rd.number(p, c.ms_per_unit, 0, 1e5, false);
-    else if (k == "timeout") rd.number(p, c.timeout, 0, 1e6, true);
-    else if (k == "steps") rd.integer(p, c.steps, 1, 1000000);
-    else if (k == "trace") rd.path(p, c.trace);
-    else if (k == "code") rd.name(p, c.code, {"auto", "straight", "compact"});
-    else {
-      std::string best;
-      size_t best_d = 3;
-      for (const std::string& known : runtime_keys())
-        if (size_t d = distance(k, known); d < best_d) best = known, best_d = d;
-      std::string list;
-      for (const std::string& known : runtime_keys()) list += (list.empty() ? "" : ", ") + known;
-      diags.error(DiagKind::UnknownKey, p.loc,
-                  "unknown runtime key " + backtick(k) + (best.empty() ? "" : " (did you mean " + backtick(best) + "?)") +
-                      ", expected one of " + list);
+    if (const schedrt::OptionSpec* o = schedrt::find_option(k)) {
+      if (auto v = rd.read(*o, p)) schedrt::set_option(c, o->id, *v);
+      continue;
     }
+    std::string best;
+    size_t best_d = 3;
+    for (const std::string& known : runtime_keys())
+      if (size_t d = distance(k, known); d < best_d) best = known, best_d = d;
+    std::string list;
+    for (const std::string& known : runtime_keys()) list += (list.empty() ? "" : ", ") + known;
+    diags.error(DiagKind::UnknownKey, p.loc,
+                "unknown runtime key " + backtick(k) + (best.empty() ? "" : " (did you mean " + backtick(best) + "?)") +
+                    ", expected one of " + list);
   }
   return diags.error_count() == before;
 }

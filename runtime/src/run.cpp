@@ -299,7 +299,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     o << "\n  executor: " << ops << " ops, " << short_num(ns_per_op) << " ns busy per op\n";
     std::cout << o.str() << std::flush;
   }
-  if (!opt.trace_path.empty()) {
+  if (!opt.trace.empty()) {
     std::vector<std::pair<std::string, std::string>> meta = {
         {"source", json_quote(info.source)},  {"measured", "true"},
         {"backend", json_quote(backend.name())}, {"stage", json_quote(cfg.stage)},
@@ -309,7 +309,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     // failed or interrupted run never leaves half a trace; devices and FIFOs are written in place.
     namespace fs = std::filesystem;
     std::error_code ec;
-    const fs::path target = fs::exists(opt.trace_path, ec) ? fs::canonical(opt.trace_path, ec) : fs::path(opt.trace_path);
+    const fs::path target = fs::exists(opt.trace, ec) ? fs::canonical(opt.trace, ec) : fs::path(opt.trace);
     const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
     fs::path tmp = target;
     tmp += ".schedrt-tmp";
@@ -327,7 +327,7 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     }
     if (!ok_trace) {
       if (!in_place) fs::remove(tmp, ec);
-      std::cerr << "schedrt: error: cannot write the trace to `" << opt.trace_path << "`\n";
+      std::cerr << "schedrt: error: cannot write the trace to `" << opt.trace << "`\n";
       return 1;
     }
   }
@@ -349,7 +349,7 @@ StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
   c.hidden = o.hidden;
   c.layers = o.layers;
   c.batch = o.batch;
-  c.dtype = o.dtype == "fp32" ? Dtype::F32 : o.dtype == "bf16" ? Dtype::BF16 : Dtype::F64;
+  c.dtype = o.dtype;
   c.seed = o.seed;
   c.ms_per_unit = o.ms_per_unit;
   c.num_stages = info.stages;

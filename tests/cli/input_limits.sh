@@ -102,7 +102,7 @@ done
 expect 2 "--time-limit: expected a number in 0.01..86400, got \`0\`" verify "$spec" --optimal --time-limit 0
 expect 2 "--ms-per-unit: expected a number in 0..100000, got \`nan\`" emit "$spec" --target cpp -o "$dir/emitted" --ms-per-unit nan
 expect 2 "--timeout: expected a number in 0.001..1000000, got \`nan\`" run "$spec" --timeout nan
-expect 2 "--hidden: Value 0 not in range 1 to 4096" build "$spec" -o "$dir/exe" --hidden 0
+expect 2 "--hidden: expected an integer in 1..4096, got \`0\`" build "$spec" -o "$dir/exe" --hidden 0
 expect 2 "--fault: expected \`drop-send=RANK\` or \`throw=RANK\` with RANK in 0..7, got \`throw=8\`" \
   run "$spec" --fault throw=8
 [ -e "$dir/emitted" ] && fail "emit with a bad flag wrote $dir/emitted"

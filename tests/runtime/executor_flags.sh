@@ -40,7 +40,9 @@ refused 2 'schedrt: error: --hidden needs an integer in 1..4096, got `5000`' --h
 refused 2 'schedrt: error: --hidden needs an integer in 1..4096, got `5000`' --hidden 5000
 refused 2 'schedrt: error: --hidden needs an integer in 1..4096, got `x`' --hidden=x
 refused 2 'schedrt: error: --seed needs an integer in 0..' --seed=-1
-refused 2 'schedrt: error: --ms-per-unit needs a number in 0' --ms-per-unit=-1
+refused 2 'schedrt: error: --ms-per-unit needs a number in 0..100000, got `-1`' --ms-per-unit=-1
+refused 2 'schedrt: error: --seed needs an integer in 0..9007199254740992, got `9007199254740993`' --seed=9007199254740993
+refused 2 'schedrt: error: --trace needs a file path, got ``' --trace ''
 refused 2 'schedrt: error: --backend needs one of `threads`, `mpi`, `cuda`, got `gpu`' --backend=gpu
 refused 2 'schedrt: error: unknown option `--bogus` (see --help)' --bogus
 refused 2 'schedrt: error: unknown option `stray` (see --help)' stray
@@ -48,6 +50,6 @@ refused 2 'schedrt: error: --hidden' --hidden
 refused 2 'schedrt: error: --fault needs `drop-send=RANK` or `throw=RANK`, got `x`' --fault=x
 refused 2 'schedrt: error: --check needs a stage with a sequential reference (`mlp`); stage `synthetic` has none' \
   --stage=synthetic --check
-refused 2 'schedrt: error: --dtype bf16 needs --backend cuda' --dtype=bf16
+refused 2 'schedrt: error: dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)' --dtype=bf16
 refused 2 'schedrt: error: --profile runs no program' --profile="$tmp/p.json" --check
 echo "executor_flags: ok"

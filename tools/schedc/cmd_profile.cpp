@@ -158,19 +158,15 @@ void add_profile_command(CLI::App& app, int& rc) {
       return;
     }
     std::vector<std::string> argv;
-    if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);
+    if (cfg.backend == schedrt::BackendKind::Mpi) argv = mpirun_command(ex->program.problem.ranks);
     argv.push_back(*exe);
-    argv.insert(argv.end(), {"--backend",     cfg.backend,
-                             "--profile",     out.path,
-                             "--stage",       cfg.stage,
-                             "--dtype",       cfg.dtype,
-                             "--hidden",      std::to_string(cfg.hidden),
-                             "--batch",       std::to_string(cfg.batch),
-                             "--seed",        std::to_string(cfg.seed),
-                             "--ms-per-unit", std::to_string(cfg.ms_per_unit),
-                             "--timeout",     std::to_string(cfg.timeout)});
-    // The executor has the model's partition; --layers would replace it with one count.
-    if (cfg.layers_per_stage.empty()) argv.insert(argv.end(), {"--layers", std::to_string(cfg.layers)});
+    // As `schedc run` passes them (the runtime block is compiled in), less a trace: profiling
+    // records none.
+    codegen::RuntimeConfig untraced = cfg;
+    untraced.trace.clear();
+    std::vector<std::string> options = schedrt::executor_arguments(untraced, opts->runtime.given_all());
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--profile", out.path});
     int status = launch_executor(s, argv, opts->build.verbose);
     if (status != 0) {
       if (status != 127 && status <= 128)

@@ -78,19 +78,12 @@ void add_run_command(CLI::App& app, int& rc) {
       }
     }
     std::vector<std::string> argv;
-    if (cfg.backend == "mpi") argv = mpirun_command(ex->program.problem.ranks);
+    if (cfg.backend == schedrt::BackendKind::Mpi) argv = mpirun_command(ex->program.problem.ranks);
     argv.push_back(*exe);
-    argv.insert(argv.end(), {"--backend", cfg.backend, "--format", opts->format});
-    if (f.stage) argv.insert(argv.end(), {"--stage", *f.stage});
-    if (f.dtype) argv.insert(argv.end(), {"--dtype", *f.dtype});
-    if (f.hidden) argv.insert(argv.end(), {"--hidden", std::to_string(*f.hidden)});
-    if (f.layers) argv.insert(argv.end(), {"--layers", std::to_string(*f.layers)});
-    if (f.batch) argv.insert(argv.end(), {"--batch", std::to_string(*f.batch)});
-    if (f.seed) argv.insert(argv.end(), {"--seed", std::to_string(*f.seed)});
-    if (f.ms_per_unit) argv.insert(argv.end(), {"--ms-per-unit", std::to_string(*f.ms_per_unit)});
-    if (f.timeout) argv.insert(argv.end(), {"--timeout", std::to_string(*f.timeout)});
-    if (f.steps) argv.insert(argv.end(), {"--steps", std::to_string(*f.steps)});
-    if (!cfg.trace.empty()) argv.insert(argv.end(), {"--trace", cfg.trace});
+    // The runtime block is compiled in; the flags given and the backend go on the command line.
+    std::vector<std::string> options = schedrt::executor_arguments(cfg, f.given_all());
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--format", opts->format});
     if (opts->check) argv.push_back("--check");
     if (opts->interpret) argv.push_back("--interpret");
     if (!opts->fault.empty()) argv.insert(argv.end(), {"--fault", opts->fault});

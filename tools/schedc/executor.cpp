@@ -25,47 +25,6 @@ namespace schedc::driver {
 
 namespace fs = std::filesystem;
 
-void RuntimeFlags::add_to(CLI::App& cmd, bool with_trace) {
-  const char* g = "Runtime";
-  cmd.add_option("--backend", backend, "threads | mpi | cuda")
-      ->check(CLI::IsMember({"threads", "mpi", "cuda"}))
-      ->group(g);
-  cmd.add_option("--stage", stage, "mlp | synthetic | noop, or a stage of your own (--stage-source)")
-      ->check([](const std::string& v) {
-        return codegen::is_stage_name(v) ? std::string() : "a stage name is letters, digits and `_`, got " + backtick(v);
-      })
-      ->group(g);
-  cmd.add_option("--dtype", dtype, "fp64 | fp32 | bf16 (mlp; bf16 on cuda only)")
-      ->check(CLI::IsMember({"fp64", "fp32", "bf16"}))
-      ->group(g);
-  cmd.add_option("--hidden", hidden, "mlp width h of Linear(h, h)")->check(CLI::Range(1, 4096))->group(g);
-  cmd.add_option("--layers", layers, "mlp layers per stage")->check(CLI::Range(1, 64))->group(g);
-  cmd.add_option("--batch", batch, "mlp rows per microbatch")->check(CLI::Range(1, 4096))->group(g);
-  cmd.add_option("--seed", seed, "weights and data seed")->check(CLI::Range(int64_t{0}, int64_t{1} << 53))->group(g);
-  cmd.add_option("--ms-per-unit", ms_per_unit, "synthetic: milliseconds per cost unit")->check(number_in(0.0, 1e5))->group(g);
-  cmd.add_option("--timeout", timeout, "watchdog: seconds a wait may take (default 60)")->check(number_in(0.001, 1e6))->group(g);
-  cmd.add_option("--steps", steps, "steps to run (the last is reported)")->check(CLI::Range(1, 1000000))->group(g);
-  if (with_trace) cmd.add_option("--trace", trace, "write the measured timeline (Perfetto JSON) to this file")->group(g);
-  cmd.add_option("--code", code, "generated code: auto | straight (calls per rank) | compact (op tables; fast to compile)")
-      ->check(CLI::IsMember({"auto", "straight", "compact"}))
-      ->group(g);
-}
-
-void RuntimeFlags::apply(codegen::RuntimeConfig& c) const {
-  if (backend) c.backend = *backend;
-  if (stage) c.stage = *stage;
-  if (dtype) c.dtype = *dtype;
-  if (hidden) c.hidden = *hidden;
-  if (layers) c.layers = *layers, c.layers_per_stage.clear();  // the same count on every stage
-  if (batch) c.batch = *batch;
-  if (seed) c.seed = *seed;
-  if (ms_per_unit) c.ms_per_unit = *ms_per_unit;
-  if (timeout) c.timeout = *timeout;
-  if (steps) c.steps = *steps;
-  if (trace) c.trace = *trace;
-  if (code) c.code = *code;
-}
-
 std::string source_name(const std::string& path, const ProblemFlags& p, const ScheduleFlags& s) {
   std::string out = path;
   auto add = [&](const std::string& flag, const std::string& value) {
@@ -108,8 +67,8 @@ std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, cons
 std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags) {
   codegen::RuntimeConfig cfg = ex.runtime;
   flags.apply(cfg);
-  if (cfg.dtype == "bf16" && cfg.backend != "cuda") {
-    s.diags.error(DiagKind::BadValue, {}, "dtype `bf16` needs backend `cuda` (only the GPU stage computes in bf16)");
+  if (std::string why = schedrt::check_combination(cfg); !why.empty()) {
+    s.diags.error(DiagKind::BadValue, {}, why);
     return std::nullopt;
   }
   return cfg;
@@ -128,7 +87,8 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
   // The model's partition reaches the stages (each builds its own stage's layers), unless
   // --layers asks for one count everywhere (flags->apply below).
   if (const auto& lps = in.spec.layers_per_stage; !lps.empty()) {
-    if (const int32_t S = in.spec.problem.num_stages(); lps.size() != static_cast<size_t>(S) && !(flags && flags->layers)) {
+    const bool layers_flag = flags && flags->given(schedrt::OptionId::Layers);
+    if (const int32_t S = in.spec.problem.num_stages(); lps.size() != static_cast<size_t>(S) && !layers_flag) {
       s.diags.error(DiagKind::BadValue, in.spec.loc_of("model"),
                     "the model's partition gives the layers of " + backtick(std::to_string(lps.size())) +
                         " stages, the problem has " + backtick(std::to_string(S)) +
@@ -190,11 +150,14 @@ void BuildSettings::add_to(CLI::App& cmd) {
 std::vector<StageListing> builtin_stages() {
   std::vector<StageListing> out;
   for (const schedrt::StageInfo& i : schedrt::registered_stages())
-    out.push_back({i.name, schedrt::to_string(i.memory), i.has_reference});
+    out.push_back({i.name, i.memory, i.has_reference});
   return out;
 }
 
 namespace {
+
+constexpr schedrt::StageMemory kMemoryKinds[] = {schedrt::StageMemory::Host, schedrt::StageMemory::Device,
+                                                 schedrt::StageMemory::None};
 
 std::string tick_list(const std::vector<std::string>& names) {
   std::string out;
@@ -229,43 +192,56 @@ std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::
     return std::nullopt;
   }
   std::vector<StageListing> out;
-  for (const auto& e : doc)
-    out.push_back({e.value("name", ""), e.value("memory", ""), e.value("reference", false)});
+  for (const auto& e : doc) {
+    // The memory kind as schedrt::to_string writes it: host, device or no.
+    const std::string memory = e.value("memory", "");
+    auto kind = std::find_if(std::begin(kMemoryKinds), std::end(kMemoryKinds),
+                             [&](schedrt::StageMemory m) { return schedrt::to_string(m) == memory; });
+    if (kind == std::end(kMemoryKinds)) {
+      s.diags.error(DiagKind::Internal, {},
+                    "the executor's --list-stages printed an unknown memory kind " + backtick(memory) +
+                        " (a bug in schedrt): " + text);
+      return std::nullopt;
+    }
+    out.push_back({e.value("name", ""), *kind, e.value("reference", false)});
+  }
   return out;
 }
 
 bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags, bool check,
                  const std::vector<StageListing>& stages, bool with_sources) {
   const std::string& name = cfg.stage;
+  const bool stage_flag = flags.given(schedrt::OptionId::Stage);
   std::vector<std::string> names, references;
   bool known = false, reference = false, for_backend = false;
-  const std::string memory = cfg.backend == "cuda" ? "device" : "host";
+  using schedrt::StageMemory;
+  const StageMemory memory = cfg.backend == schedrt::BackendKind::Cuda ? StageMemory::Device : StageMemory::Host;
   for (const StageListing& l : stages) {
     if (std::find(names.begin(), names.end(), l.name) == names.end()) names.push_back(l.name);
-    if (l.reference && l.memory != "device" && std::find(references.begin(), references.end(), l.name) == references.end())
-      references.push_back(l.name);
+    bool listed = std::find(references.begin(), references.end(), l.name) != references.end();
+    if (l.reference && l.memory != StageMemory::Device && !listed) references.push_back(l.name);
     if (l.name != name) continue;
     known = true;
-    if (l.memory == memory || l.memory == "no") for_backend = true;
-    if (l.memory != "device") reference = l.reference;
+    if (l.memory == memory || l.memory == StageMemory::None) for_backend = true;
+    if (l.memory != StageMemory::Device) reference = l.reference;
   }
   if (!known) {
     std::string hint = with_sources ? "; the --stage-source files register no stage of that name"
                                     : " (a stage of your own is compiled in with `--stage-source FILE`)";
     std::string message = "no stage " + backtick(name) + " is registered; registered stages: " + tick_list(names) + hint;
-    if (flags.stage) throw CommandLineError{"--stage: " + message};
+    if (stage_flag) throw CommandLineError{"--stage: " + message};
     s.diags.error(DiagKind::BadValue, ex.stage_loc, message);
     return false;
   }
   if (!for_backend) {
-    s.diags.error(DiagKind::BadValue, flags.stage || flags.backend ? SourceLoc{} : ex.stage_loc,
-                  "stage " + backtick(name) + " has no implementation for " + memory + " memory, which backend " +
-                      backtick(cfg.backend) + " needs");
+    s.diags.error(DiagKind::BadValue, stage_flag || flags.given(schedrt::OptionId::Backend) ? SourceLoc{} : ex.stage_loc,
+                  "stage " + backtick(name) + " has no implementation for " + schedrt::to_string(memory) +
+                      " memory, which backend " + backtick(schedrt::to_string(cfg.backend)) + " needs");
     return false;
   }
   if (!check || reference) return true;
   bool builtin = codegen::is_builtin_stage(name);
-  throw CommandLineError{"--check: stage " + backtick(name) + (flags.stage ? " (from --stage)" : " (from the runtime block)") +
+  throw CommandLineError{"--check: stage " + backtick(name) + (stage_flag ? " (from --stage)" : " (from the runtime block)") +
                          " has no sequential reference to compare with, " +
                          (builtin ? "it computes nothing" : "its StageInfo says has_reference = false") +
                          "; stages with one: " + tick_list(references)};

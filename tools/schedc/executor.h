@@ -11,21 +11,12 @@
 
 #include "codegen/emit_cpp.h"
 #include "codegen/runtime_config.h"
+#include "schedrt/stage.h"
 #include "ir/program.h"
 #include "tools/schedc/driver.h"
+#include "tools/schedc/runtime_flags.h"
 
 namespace schedc::driver {
-
-/// The runtime settings on the command line; they override the spec's runtime block.
-struct RuntimeFlags {
-  std::optional<std::string> backend, stage, dtype, trace, code;
-  std::optional<int> hidden, layers, batch, steps;
-  std::optional<int64_t> seed;
-  std::optional<double> ms_per_unit, timeout;
-
-  void add_to(CLI::App& cmd, bool with_trace);
-  void apply(codegen::RuntimeConfig& c) const;
-};
 
 /// A schedule lowered, verified and emitted as C++.
 struct Executor {
@@ -49,7 +40,7 @@ std::optional<Executor> make_executor(Session& s, const Input& in, ir::Schedule 
 std::optional<Executor> load_executor(Session& s, const ScheduleArgs& args, const RuntimeFlags* flags);
 
 /// The executor's runtime settings with `flags` over them; nullopt after reporting a combination
-/// no backend runs (bf16 off the cuda backend).
+/// no backend runs (schedrt::check_combination).
 std::optional<codegen::RuntimeConfig> runtime_settings(Session& s, const Executor& ex, const RuntimeFlags& flags);
 
 /// Lowers and verifies only (for `schedule --format program`).
@@ -69,7 +60,7 @@ struct BuildSettings {
 /// A stage as an executor has it registered (`executor --list-stages --format json`).
 struct StageListing {
   std::string name;
-  std::string memory;  // host | device | no
+  schedrt::StageMemory memory = schedrt::StageMemory::Host;
   bool reference = false;
 };
 

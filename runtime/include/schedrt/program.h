@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "schedrt/action.h"
+#include "schedrt/options.h"
 
 namespace schedrt {
 
@@ -37,18 +38,9 @@ struct RankTable {
 };
 
 /// The spec's runtime block: the executor's defaults (its flags override them; see RunOptions).
-struct RunDefaults {
-  const char* backend = "threads";  // threads | mpi
-  const char* stage = "mlp";        // a registered stage (schedrt/stage.h): mlp, synthetic, noop or the user's
-  const char* dtype = "fp64";       // fp64 | fp32
-  int32_t hidden = 64;
-  int32_t layers = 2;
-  int32_t batch = 8;
-  uint64_t seed = 1;
-  double ms_per_unit = 10;
-  double timeout_s = 60;
-  int32_t steps = 1;
-};
+/// layers_per_stage stays empty here (ProgramInfo::layers_per_stage has the partition), as do
+/// trace and code, which schedc does not compile in.
+using RunDefaults = RuntimeSettings;
 
 struct ProgramInfo {
   const char* source = "";          // what it was generated from

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedrt/options.h"  // Dtype
 #include "schedrt/types.h"
 
 /// The version of this header's interface; a stage registered with another one is refused.
@@ -82,9 +83,6 @@ class Stage {
   virtual std::vector<double> gradient_values(const void* /*grads*/) const { return {}; }
 };
 
-/// bf16 (storage in bfloat16, accumulation in fp32) exists only on the cuda backend's stages.
-enum class Dtype { F64, F32, BF16 };
-
 /// Everything a stage needs to know; filled from the runtime block, flags and the program. The
 /// meaning of hidden, layers and batch is the stage's own (the mlp stage: Linear(h, h) x layers
 /// on `batch` rows; a transformer block: model width, blocks per stage, tokens per microbatch).
@@ -117,8 +115,6 @@ struct StageConfig {
     return layers_per_stage.empty() ? layers : layers_per_stage[static_cast<size_t>(stage)];
   }
 };
-
-std::string to_string(Dtype d);
 
 /// Where the pointers a stage is handed (boundary buffers, and its own tensors) live.
 enum class StageMemory {

@@ -31,11 +31,6 @@ void Stage::overlapped(int32_t f_mb, const void* in, void* out, Stage& other, Ac
 
 namespace {
 
-bool is_stage_name(std::string_view n) {
-  if (n.empty() || n.size() > 64 || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 bool serves(StageMemory have, StageMemory want) { return have == want || have == StageMemory::None; }
 
 class Registry {
@@ -173,8 +168,6 @@ bool has_sequential_reference(std::string_view name) {
   const StageInfo* info = find_stage(name, StageMemory::Host);
   return info && info->has_reference;
 }
-
-std::string to_string(Dtype d) { return d == Dtype::F64 ? "fp64" : d == Dtype::F32 ? "fp32" : "bf16"; }
 
 std::string to_string(StageMemory m) { return m == StageMemory::Host ? "host" : m == StageMemory::Device ? "device" : "no"; }
 

@@ -38,7 +38,7 @@ TEST_CASE("one source per rank with straight-line calls, main.cpp and a CMakeLis
   Program prog = codegen::lower(one_f_one_b());
   codegen::EmitOptions o;
   o.source_name = "x.sched";
-  o.runtime.dtype = "fp32";
+  o.runtime.dtype = schedrt::Dtype::F32;
   o.runtime.hidden = 16;
   o.simulated_makespan = 9;
   auto files = codegen::emit_cpp(prog, o);
@@ -55,8 +55,16 @@ TEST_CASE("one source per rank with straight-line calls, main.cpp and a CMakeLis
   const std::string& main = file(files, "main.cpp").content;
   CHECK(has(main, "info.ranks = 2;"));
   CHECK(has(main, "info.simulated_makespan = 9.0;"));
-  CHECK(has(main, "info.defaults.dtype = \"fp32\";"));
+  CHECK(has(main, "info.defaults.dtype = schedrt::Dtype::F32;"));
   CHECK(has(main, "info.defaults.hidden = 16;"));
+  // Every option the executor has a flag for is compiled in, except the trace (schedc run passes it).
+  for (const schedrt::OptionSpec& opt : schedrt::kRuntimeOptions) {
+    CAPTURE(opt.key);
+    bool compiled = opt.to_executor == schedrt::ToExecutor::Always || opt.to_executor == schedrt::ToExecutor::WhenGiven;
+    CHECK(has(main, "info.defaults." + std::string(opt.key) + " = ") == compiled);
+  }
+  CHECK(has(main, "info.defaults.backend = schedrt::BackendKind::Threads;"));
+  CHECK(has(main, "info.defaults.stage = \"mlp\";"));
   CHECK(has(main, "const RankFn kRankFns[] = {run_rank_0, run_rank_1};"));
   CHECK(has(main, "{OpCode::Backward, BW(0, 0), BW(0, 0), -1, 0, 0}"));
   const std::string& cmake = file(files, "CMakeLists.txt").content;
@@ -118,7 +126,7 @@ TEST_CASE("compact form: each rank's op table as integers, run by the interprete
   Program prog = codegen::lower(one_f_one_b());
   codegen::EmitOptions o;
   o.source_name = "x.sched";
-  o.runtime.code = "compact";
+  o.runtime.code = schedrt::CodeForm::Compact;
   auto files = codegen::emit_cpp(prog, o);
   REQUIRE(files.size() == 4);
   const std::string& r0 = file(files, "rank_0.cpp").content;
@@ -140,7 +148,7 @@ TEST_CASE("compact form: each rank's op table as integers, run by the interprete
   CHECK(has(main, "info.tables = tables;"));
   CHECK(!has(main, "OpCode::"));
   // auto: straight-line code while small, the compact form above codegen::kCompactAboveOps ops.
-  o.runtime.code = "auto";
+  o.runtime.code = schedrt::CodeForm::Auto;
   CHECK(has(codegen::emit_cpp(prog, o)[0].content, "ctx.forward(0, 0);"));
   Problem big;
   big.ranks = 2;
@@ -160,6 +168,6 @@ TEST_CASE("compact form: each rank's op table as integers, run by the interprete
   for (const auto& rp : large.ranks) total += static_cast<int64_t>(rp.ops.size());
   REQUIRE(total > codegen::kCompactAboveOps);
   CHECK(has(codegen::emit_cpp(large, o)[0].content, "schedrt::interpret(ctx, table_0())"));
-  o.runtime.code = "straight";
+  o.runtime.code = schedrt::CodeForm::Straight;
   CHECK(has(codegen::emit_cpp(large, o)[0].content, "ctx.forward(0, 0);"));
 }

@@ -237,13 +237,13 @@ struct Program {
 
 RunOptions options(double timeout = 20) {
   RunOptions o;
-  o.backend = "cuda";
+  o.backend = BackendKind::Cuda;
   o.hidden = 16;
   o.batch = 4;
   o.check = true;
   o.interpret = true;
   o.format = "json";
-  o.timeout_s = timeout;
+  o.timeout = timeout;
   return o;
 }
 
@@ -292,7 +292,7 @@ std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const Run
 // Every rank on the local backend (as run_cuda's single-process local mode), all on device 0.
 std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc, const BeforeRun& before = {},
                       bool wrap = true) {
-  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
+  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout});
   return run_ranks(
       group, info, opt, rc, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }, before, wrap);
 }
@@ -304,12 +304,12 @@ std::string run_nccl(const ProgramInfo& info, const RunOptions& opt, bool in_pro
                      const BeforeRun& before = {}) {
   cuda::install_libs_for_testing(fake_nccl::libs());
   fake_nccl::FakeWorld world(info.ranks);
-  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout_s});
+  cuda::InProcess group(info.ranks, BackendOptions{opt.timeout});
   return run_ranks(
       group, info, opt, rc,
       [&](int32_t r) {
         return cuda::make_nccl_backend(in_process ? &group : nullptr, world.comm(r), r, info.ranks,
-                                       BackendOptions{opt.timeout_s}, r, [&](const std::string& m) { group.abort(m); });
+                                       BackendOptions{opt.timeout}, r, [&](const std::string& m) { group.abort(m); });
       },
       before);
 }
@@ -383,20 +383,20 @@ TEST_CASE("several steps, and the measured trace comes from the (fake) device's 
   Program p("1f1b", 2, 1, 4);
   RunOptions o = options();
   o.steps = 3;
-  o.trace_path = "fake_backend_trace.json";
+  o.trace = "fake_backend_trace.json";
   int rc = -1;
   std::string failure;
   std::string out = capture_stdout([&] { failure = run_local(p.info, o, &rc); });
   CHECK(failure == "");
   CHECK(rc == 0);
   CHECK(out.find("\"steps\": 3") != std::string::npos);
-  std::ifstream f(o.trace_path);
+  std::ifstream f(o.trace);
   std::stringstream trace;
   trace << f.rdbuf();
   CHECK(trace.str().find("\"name\": \"post g0\"") != std::string::npos);
   CHECK(trace.str().find("\"backend\": \"cuda\"") != std::string::npos);
   CHECK(trace.str().find("\"name\": \"F0.s0\"") != std::string::npos);
-  std::remove(o.trace_path.c_str());
+  std::remove(o.trace.c_str());
 }
 
 TEST_CASE("a lost message trips the watchdog, which says who waits for what from whom") {

@@ -77,7 +77,7 @@ RunOptions options(double timeout) {
   RunOptions o;
   o.hidden = 8;
   o.batch = 2;
-  o.timeout_s = timeout;
+  o.timeout = timeout;
   o.format = "json";
   return o;
 }
@@ -86,7 +86,7 @@ RunOptions options(double timeout) {
 std::string run_threads_for(const ProgramInfo& pi, const RunOptions& o, double* seconds) {
   auto start = std::chrono::steady_clock::now();
   BackendOptions bo;
-  bo.timeout_s = o.timeout_s;
+  bo.timeout_s = o.timeout;
   std::string msg = run_threads(pi.ranks, bo, [&](Backend& b) { rank_main(b, pi, o); });
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return msg;
@@ -99,7 +99,7 @@ TEST_CASE("a correct two-rank program matches the sequential reference exactly")
   RunOptions o = options(30);
   o.check = true;
   CHECK(run(pi, o) == 0);
-  o.dtype = "fp32";
+  o.dtype = Dtype::F32;
   CHECK(run(pi, o) == 0);
 }
 
