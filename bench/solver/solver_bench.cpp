@@ -66,9 +66,15 @@ std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double 
   return {std::move(r), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
-std::pair<std::string, double> best_family(const ir::Problem& p) {
+// The best family schedule of `p` (that fits its cap), its name and objective.
+struct FamilyBest {
   std::string name = "-";
-  double best = 0;
+  double value = 0;
+  std::optional<ir::Schedule> schedule;
+};
+
+FamilyBest best_family_schedule(const ir::Problem& p) {
+  FamilyBest best;
   for (const auto& f : solver::families()) {
     Diagnostics d;
     auto s = solver::generate_family(f.name, p, {}, SourceLoc{}, d);
@@ -76,9 +82,14 @@ std::pair<std::string, double> best_family(const ir::Problem& p) {
     auto sim = ir::simulate(*s);
     if (!sim.timeline) continue;
     double v = sim.timeline->metrics.objective_value(p.objective);
-    if (name == "-" || v < best) name = f.name, best = v;
+    if (!best.schedule || v < best.value) best = {f.name, v, std::move(*s)};
   }
-  return {name, best};
+  return best;
+}
+
+std::pair<std::string, double> best_family(const ir::Problem& p) {
+  FamilyBest b = best_family_schedule(p);
+  return {b.name, b.value};
 }
 
 // The Zero Bubble paper's own workloads (shared/benchmarks/zb_table5.json): p, m, profiled costs
@@ -354,18 +365,7 @@ int eval_rows(const std::vector<int>& pps, uint64_t evals) {
       }
       p.memory.cap = ir::PerStage::of(1.5 * pp);
       // The best family schedule that fits the cap starts both searches.
-      std::optional<ir::Schedule> start;
-      std::string name;
-      double best = 0;
-      for (const auto& f : solver::families()) {
-        Diagnostics d;
-        auto s = solver::generate_family(f.name, p, {}, SourceLoc{}, d);
-        if (!s) continue;
-        auto sim = ir::simulate(*s);
-        if (!sim.timeline) continue;
-        double v = sim.timeline->metrics.objective_value(p.objective);
-        if (!start || v < best) start = std::move(*s), name = f.name, best = v;
-      }
+      auto [name, best, start] = best_family_schedule(p);
       if (!start) continue;
       double rate[2] = {0, 0}, value[2] = {0, 0}, share = 0;
       for (int inc = 0; inc < 2; ++inc) {

@@ -37,6 +37,29 @@ void check_same(OrderSimulator& sim, const std::vector<std::vector<int32_t>>& or
     CHECK(static_cast<double>(sim.peak_memory(orders[r])) / mscale == peaks[r]);
 }
 
+// A move like the local search's on rank r: pair two neighbours that may form a unit, or break
+// a unit (`pairing`), else shift one action (which may separate a unit's members: they then run
+// alone, and may deadlock).
+void random_move(test::Rng& rng, const OrderSimulator& sim, std::vector<std::vector<int32_t>>& orders,
+                 OrderSimulator::Units& units, size_t r, bool pairing) {
+  int n = static_cast<int>(orders[r].size());
+  int i = test::uniform(rng, 0, n - 1), j = test::uniform(rng, 0, n - 1);
+  if (pairing) {
+    int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))], b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
+    if (units[static_cast<size_t>(a)] >= 0) {
+      units[static_cast<size_t>(units[static_cast<size_t>(a)])] = -1;
+      units[static_cast<size_t>(a)] = -1;
+    } else if (units[static_cast<size_t>(b)] < 0 && sim.can_pair(a, b)) {
+      units[static_cast<size_t>(a)] = b;
+      units[static_cast<size_t>(b)] = a;
+    }
+  } else {
+    auto it = orders[r].begin();
+    if (i < j) std::rotate(it + i, it + i + 1, it + j + 1);
+    else std::rotate(it + j, it + i, it + i + 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the order simulator agrees with ir::simulate on valid and deadlocking orders") {
@@ -87,22 +110,7 @@ TEST_CASE("the order simulator times overlapped F&B units as ir::simulate does")
     for (int k = 0; k < 8; ++k) {
       auto r = static_cast<size_t>(test::uniform(rng, 0, p.ranks - 1));
       if (orders[r].size() < 2) continue;
-      int n = static_cast<int>(orders[r].size());
-      int i = test::uniform(rng, 0, n - 1), j = test::uniform(rng, 0, n - 1);
-      if (k % 2 == 0) {  // pair two neighbours when they may form a unit, or break a unit
-        int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))], b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
-        if (units[static_cast<size_t>(a)] >= 0) {
-          units[static_cast<size_t>(units[static_cast<size_t>(a)])] = -1;
-          units[static_cast<size_t>(a)] = -1;
-        } else if (units[static_cast<size_t>(b)] < 0 && sim.can_pair(a, b)) {
-          units[static_cast<size_t>(a)] = b;
-          units[static_cast<size_t>(b)] = a;
-        }
-      } else {  // a shift, which may separate a unit's members (they then run alone)
-        auto it = orders[r].begin();
-        if (i < j) std::rotate(it + i, it + i + 1, it + j + 1);
-        else std::rotate(it + j, it + i, it + i + 1);
-      }
+      random_move(rng, sim, orders, units, r, k % 2 == 0);
       check_same(sim, orders, &units);
       if (sim.run(orders, &units)) ++valid;
       else ++deadlocks;
@@ -137,22 +145,7 @@ TEST_CASE("incremental runs time orders exactly as full runs do, and re-time onl
         auto r = static_cast<size_t>(test::uniform(rng, 0, p.ranks - 1));
         if (orders[r].size() < 2) continue;
         changed.push_back(r);
-        int n = static_cast<int>(orders[r].size());
-        int i = test::uniform(rng, 0, n - 1), j = test::uniform(rng, 0, n - 1);
-        if (fb > 0 && test::uniform(rng, 0, 2) == 0) {
-          int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))], b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
-          if (units[static_cast<size_t>(a)] >= 0) {
-            units[static_cast<size_t>(units[static_cast<size_t>(a)])] = -1;
-            units[static_cast<size_t>(a)] = -1;
-          } else if (units[static_cast<size_t>(b)] < 0 && sim.can_pair(a, b)) {
-            units[static_cast<size_t>(a)] = b;
-            units[static_cast<size_t>(b)] = a;
-          }
-        } else {
-          auto it = orders[r].begin();
-          if (i < j) std::rotate(it + i, it + i + 1, it + j + 1);
-          else std::rotate(it + j, it + i, it + i + 1);
-        }
+        random_move(rng, sim, orders, units, r, fb > 0 && test::uniform(rng, 0, 2) == 0);
       }
       bool ok = sim.rerun(orders, &units, changed);
       REQUIRE(ok == ref.run(orders, &units));

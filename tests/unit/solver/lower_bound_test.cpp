@@ -219,23 +219,36 @@ TEST_CASE("lone forwards: before a rank's first backward no unit starts, and eac
   CHECK(lower_bound(p).reason.find("cannot join a unit") == std::string::npos);
 }
 
+namespace {
+
+// pp 8, m 32, split, F = B = 2, W = 1, comm 0.1; one microbatch's activations on a rank are 1
+// (a chunk 1 / vpp: B frees half, W the rest); vpp 2 is a V-shape. Capped at `cap`.
+Problem pp8_m32_split(int vpp, double cap) {
+  Problem p;
+  p.ranks = 8;
+  p.microbatches = 32;
+  p.backward = BackwardMode::Split;
+  p.stages_per_rank = vpp;
+  if (vpp == 2) p.placement = PlacementKind::VShape;
+  p.cost.F = PerStage::of(2);
+  p.cost.B = PerStage::of(2);
+  p.cost.W = PerStage::of(1);
+  p.cost.comm = 0.1;
+  p.memory.F = PerStage::of(1.0 / vpp);
+  p.memory.B = PerStage::of(-0.5 / vpp);
+  p.memory.W = PerStage::of(-0.5 / vpp);
+  p.memory.cap = PerStage::of(cap);
+  return p;
+}
+
+}  // namespace
+
 TEST_CASE("one microbatch at a time: a cap with no room for a second forward proves the round trips") {
   // pp 8, m 32, split, F = B = 2, W = 1, comm 0.1, memory F 1 B -0.5 W -0.5, cap 1 (the smallest
   // feasible): a forward never fits beside another microbatch's F or F + B, so rank 0's stays
   // [F.start, W.end) are disjoint, each 2 + 29.4 (the round trip) + 2 + 1: 32 x 34.4 = 1100.8, what
   // the greedy reaches. The memory throughput term gave 1037.8 (5.7 % below).
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
-  p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
-  p.memory.cap = PerStage::of(1);
+  Problem p = pp8_m32_split(1, 1);
   LowerBound lb = lower_bound(p);
   INFO("bound " << lb.value << " from " << lb.reason);
   CHECK(lb.value == doctest::Approx(1100.8));
@@ -261,20 +274,7 @@ TEST_CASE("consecutive microbatches: where a microbatch waits for room the one b
   // rest of the forward, the backward back to 8); then 2 + 1 + 2 + 1 + 2 of work, then F8(k + 1):
   // F8's steps end at least 39.4 apart. 16.7 + 2 (the first F8) + 31 x 39.4 + 49.1 (the last one's
   // tail) = 1289.2, and the solver reaches it: proved optimal (the older terms gave 1116.5).
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
-  p.backward = BackwardMode::Split;
-  p.stages_per_rank = 2;
-  p.placement = PlacementKind::VShape;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
-  p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(0.5);
-  p.memory.B = PerStage::of(-0.25);
-  p.memory.W = PerStage::of(-0.25);
-  p.memory.cap = PerStage::of(1);
+  Problem p = pp8_m32_split(2, 1);
   LowerBound lb = lower_bound(p);
   INFO("bound " << lb.value << " from " << lb.reason);
   CHECK(lb.value == doctest::Approx(1289.2));
@@ -290,12 +290,7 @@ TEST_CASE("consecutive microbatches: where a microbatch waits for room the one b
   // vpp 1 at cap 1.5 (memory 1 / -0.5 / -0.5): F0(k + 1) needs B0(k) started, 29.4 after F0(k)
   // ends; then B0(k) and F0(k + 1): 33.4 a microbatch. 2 + 31 x 33.4 + 32.4 = 1069.8, which the
   // greedy meets; term 6 gave 1006.8.
-  p.stages_per_rank = 1;
-  p.placement = PlacementKind::Looped;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
-  p.memory.cap = PerStage::of(1.5);
+  p = pp8_m32_split(1, 1.5);
   CHECK(lower_bound(p).value == doctest::Approx(1069.8));
   r = solver::synthesize(p, o);
   REQUIRE(r.schedule);
