@@ -27,6 +27,7 @@ std::string GreedyVariant::name() const {
   if (lookahead) n += "-lookahead";
   if (w_reserve) n += "-wres" + std::to_string(w_reserve);
   if (admission) n += "-admit";
+  if (banker) n += "-banker";
   return n;
 }
 
@@ -56,6 +57,19 @@ std::vector<GreedyVariant> greedy_variants(const Instance& inst) {
       v.w_reserve = pp;
       out.push_back(v);
     }
+  // Under a cap, the safe-state rule (GreedyVariant::banker), where its per-rank, per-microbatch
+  // state stays small.
+  const size_t state = inst.on_rank.size() * static_cast<size_t>(inst.problem->microbatches);
+  if (std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; }) && state <= 1'000'000)
+    for (const char* prio : {"BFW", "FBW"})
+      for (bool bfs : {false, true}) {
+        if (bfs && inst.problem->stages_per_rank == 1) continue;
+        GreedyVariant v;
+        v.priority = prio;
+        v.breadth_first = bfs;
+        v.banker = true;
+        out.push_back(v);
+      }
   return out;
 }
 
@@ -166,6 +180,21 @@ class Greedy {
         ++left_[r][mb];
       }
     }
+    // Safe-state admission (GreedyVariant::banker): per rank and microbatch, what it holds, what
+    // its remaining actions there still add, and what it holds at its end.
+    banker_ = v.banker && std::any_of(inst.cap.begin(), inst.cap.end(), [](int64_t c) { return c >= 0; });
+    if (banker_) {
+      hold_.assign(R_, std::vector<int64_t>(M_, 0));
+      adds_.assign(R_, std::vector<int64_t>(M_, 0));
+      final_.assign(R_, std::vector<int64_t>(M_, 0));
+      in_flight_.assign(M_, 0);
+      for (size_t i = 0; i < n_; ++i) {
+        auto r = static_cast<size_t>(inst.rank[i]);
+        size_t mb = inst.action[i].mb.index();
+        adds_[r][mb] += std::max<int64_t>(0, inst.mem[i]);
+        final_[r][mb] += inst.mem[i];
+      }
+    }
     // Zero Bubble rules: how many forwards minus backwards each rank may hold.
     inflight_.assign(R_, 0);
     limit_.assign(R_, std::numeric_limits<int64_t>::max());
@@ -201,6 +230,7 @@ class Greedy {
   /// Whether run_indexed decides like run_scan here: no backward or W adds memory, and a
   /// microbatch's admission needs depend on its direction only.
   bool indexed_ok() const {
+    if (banker_) return false;
     for (size_t i = 0; i < n_; ++i)
       if (inst_.action[i].kind != ActionKind::F && inst_.mem[i] > 0) return false;
     if (!admission_) return true;
@@ -238,7 +268,29 @@ class Greedy {
       if (inst_.cap[r] >= 0 && booked_[r] + need_[r][mb] > inst_.cap[r] - v_.cap_slack) return false;
     return true;
   }
+  // Whether rank r stays safe when action a (adding memory there) starts: the started
+  // microbatches, in the order they started, each fit their remaining additions in what is free then.
+  bool safe_after(size_t r, size_t a) const {
+    const size_t x = inst_.action[a].mb.index();
+    const int64_t d = inst_.mem[a];
+    int64_t free = inst_.cap[r] - v_.cap_slack - (memory_[r] + d);
+    if (free < 0) return false;
+    // In the order they started (one that starts now comes last): a microbatch that starts is
+    // then the last on every rank, where what all others give back leaves it the whole cap, so
+    // starting one never makes another rank unsafe.
+    auto step = [&](size_t mb) {
+      int64_t hold = hold_[r][mb] + (mb == x ? d : 0);
+      int64_t adds = adds_[r][mb] - (mb == x ? d : 0);
+      if (adds > free) return false;
+      free += hold - final_[r][mb];
+      return true;
+    };
+    for (size_t mb : entered_)
+      if (!step(mb)) return false;
+    return in_flight_[x] || step(x);
+  }
   bool fits(size_t r, size_t a) const {
+    if (banker_) return inst_.mem[a] <= 0 || inst_.cap[r] < 0 || safe_after(r, a);
     if (!admissible(inst_.action[a].mb.index())) return false;
     if (inst_.mem[a] <= 0 || inst_.cap[r] < 0) return true;
     size_t mb = inst_.action[a].mb.index();
@@ -253,6 +305,13 @@ class Greedy {
   void take(size_t r, size_t b, int64_t t, int64_t& next_event, OnCandidate on_candidate) {
     orders_[r].push_back(static_cast<int32_t>(b));
     memory_[r] += inst_.mem[b];
+    if (banker_) {
+      size_t mb = inst_.action[b].mb.index();
+      if (!in_flight_[mb]) entered_.push_back(mb);
+      in_flight_[mb] = 1;
+      hold_[r][mb] += inst_.mem[b];
+      adds_[r][mb] -= std::max<int64_t>(0, inst_.mem[b]);
+    }
     if (inst_.action[b].kind == ActionKind::F) ++inflight_[r];
     else if (ir::is_backward(inst_.action[b].kind)) --inflight_[r];
     if (inst_.action[b].kind == ActionKind::F && inst_.mem[b] > 0) {
@@ -332,6 +391,10 @@ class Greedy {
   std::vector<std::vector<int32_t>> left_;
   std::vector<char> admitted_;
   std::vector<int64_t> booked_;
+  bool banker_ = false;
+  std::vector<std::vector<int64_t>> hold_, adds_, final_;
+  std::vector<char> in_flight_;
+  std::vector<size_t> entered_;  // microbatches in the order their first action started
   uint64_t booked_version_ = 0;
   std::vector<int64_t> inflight_, limit_;
   size_t done_ = 0;

@@ -38,6 +38,16 @@ struct GreedyVariant {
   /// microbatch never waits on memory, so the scheduler never deadlocks, at any cap the sequential
   /// schedule meets (two directions deadlock every other variant at a cap of pp or less).
   bool admission = false;
+  /// Safe-state admission under a cap (the banker's rule): an action that adds memory on rank r
+  /// starts only if r stays safe: taking the microbatches that have started, in the order they
+  /// started, each one's remaining positive deltas on r fit in the free memory plus what the ones
+  /// before it give back by their end. The earliest started unfinished microbatch then always fits
+  /// on every rank (with balanced memory whose positive deltas on a rank sum to its peak there), so
+  /// the scheduler never deadlocks; and unlike the reservations (a microbatch's whole forward memory
+  /// from its first forward on) the next microbatch may start while the one before it still holds
+  /// memory it is about to free: V-shapes and interleaving at their smallest caps chase instead of
+  /// running one microbatch at a time.
+  bool banker = false;
   std::string name() const;
 };
 
