@@ -10,19 +10,15 @@
 
 #include "codegen/emit.h"
 
-#include <array>
+#include "codegen/torch_csv.h"
+
 #include <cassert>
 #include <vector>
 
 namespace schedc::codegen {
 namespace {
 
-void append_token(std::string& out, ir::Action a) {
-  static constexpr std::array<char, ir::kNumActionKinds> kLetter = {'F', 'I', 'W', 'B'};
-  out += std::to_string(a.stage.value);
-  out += kLetter[static_cast<size_t>(a.kind)];
-  out += std::to_string(a.mb.value);
-}
+void append_token(std::string& out, ir::Action a) { out += torch_token(a); }
 
 void append_compute(std::string& out, const ir::Op& op) {
   if (!op.partner) return append_token(out, op.action);

@@ -267,11 +267,11 @@ class Importer {
                   "` action; an overlapped unit holds compute actions only (F, I, W, B)");
         return std::nullopt;
       }
-    if (rest.empty() || std::string_view("FIWB").find(rest.front()) == std::string_view::npos) {
+    std::optional<ActionKind> kind = rest.empty() ? std::nullopt : torch_action_kind(rest.front());
+    if (!kind) {
       error(DiagKind::BadToken, loc(offset), "bad action " + backtick(shown) + ", " + std::string(kSyntaxHint));
       return std::nullopt;
     }
-    char type = rest.front();
     rest.remove_prefix(1);
     auto mb = digits(rest);
     if (!mb) {
@@ -297,8 +297,7 @@ class Importer {
                 std::to_string(ir::kMaxMicrobatches) + " microbatches");
       return std::nullopt;
     }
-    ActionKind kind = type == 'F' ? ActionKind::F : type == 'I' ? ActionKind::B : type == 'W' ? ActionKind::W : ActionKind::BW;
-    return Action{kind, ir::MbId(static_cast<int32_t>(*mb)), ir::StageId(static_cast<int32_t>(*stage))};
+    return Action{*kind, ir::MbId(static_cast<int32_t>(*mb)), ir::StageId(static_cast<int32_t>(*stage))};
   }
 
   std::optional<Step> parse_unit(std::string_view t, size_t offset) {
@@ -600,11 +599,6 @@ class Importer {
         error(DiagKind::BackwardMode, at,
               backtick(torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
     });
-  }
-
-  static std::string torch_token(Action a) {
-    static constexpr std::array<char, 4> kLetter = {'F', 'I', 'W', 'B'};
-    return std::to_string(a.stage.value) + kLetter[static_cast<size_t>(a.kind)] + std::to_string(a.mb.value);
   }
 
   // ---- the schedule, verified with every issue shown at its cell ----

@@ -21,7 +21,8 @@ enum class DiagKind {
 
 /// The bracketed name of a kind, e.g. "unknown-key".
 std::string_view diag_kind_name(DiagKind kind);
-/// One line saying what a kind means (for `schedc --list-diagnostics` and docs).
+/// One line saying what a kind means (the `what` column of diag_kinds.def); no command prints
+/// these yet.
 std::string_view diag_kind_description(DiagKind kind);
 /// Every kind, in table order.
 const std::vector<DiagKind>& all_diag_kinds();

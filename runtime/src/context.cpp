@@ -121,6 +121,19 @@ int64_t ContextImpl::now_ns() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
 }
 
+int64_t ContextImpl::begin_op(OpCode code, Action a, int32_t group) {
+  int64_t t = now_ns();
+  backend_.publish_status(OpStatus{code, a, group}.pack());
+  backend_.op_begin(code);
+  return t;
+}
+
+int64_t ContextImpl::begin_compute(OpCode code, Action a) {
+  int64_t t = begin_op(code, a, -1);
+  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  return t;
+}
+
 void ContextImpl::record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked) {
   backend_.op_end(code);
   records_.push_back(OpRecord{code, a, b, group, start, now_ns(), blocked});
@@ -139,11 +152,8 @@ void* payload(std::byte* slot) { return slot ? slot + kHeaderBytes : nullptr; }
 }  // namespace
 
 void ContextImpl::forward(int32_t mb, int32_t s) {
-  int64_t t = now_ns();
   Action a = F(mb, s);
-  backend_.publish_status(OpStatus{OpCode::Forward, a, -1}.pack());
-  backend_.op_begin(OpCode::Forward);
-  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  int64_t t = begin_compute(OpCode::Forward, a);
   stage_of(a).forward(mb, s == 0 ? nullptr : payload(slot(false, mb, s)), payload(slot(false, mb, s + 1)));
   record(OpCode::Forward, a, a, -1, t);
 }
@@ -157,39 +167,28 @@ void ContextImpl::run_backward(Action a, bool with_weight) {
 }
 
 void ContextImpl::backward_input(int32_t mb, int32_t s) {
-  int64_t t = now_ns();
   Action a = B(mb, s);
-  backend_.publish_status(OpStatus{OpCode::BackwardInput, a, -1}.pack());
-  backend_.op_begin(OpCode::BackwardInput);
-  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  int64_t t = begin_compute(OpCode::BackwardInput, a);
   run_backward(a, false);
   record(OpCode::BackwardInput, a, a, -1, t);
 }
 
 void ContextImpl::backward_weight(int32_t mb, int32_t s) {
-  int64_t t = now_ns();
   Action a = W(mb, s);
-  backend_.publish_status(OpStatus{OpCode::BackwardWeight, a, -1}.pack());
-  backend_.op_begin(OpCode::BackwardWeight);
+  int64_t t = begin_compute(OpCode::BackwardWeight, a);
   stage_of(a).backward_weight(mb);
   record(OpCode::BackwardWeight, a, a, -1, t);
 }
 
 void ContextImpl::backward(int32_t mb, int32_t s) {
-  int64_t t = now_ns();
   Action a = BW(mb, s);
-  backend_.publish_status(OpStatus{OpCode::Backward, a, -1}.pack());
-  backend_.op_begin(OpCode::Backward);
-  if (fault_throw_) throw Error("injected fault at `" + format(a) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  int64_t t = begin_compute(OpCode::Backward, a);
   run_backward(a, true);
   record(OpCode::Backward, a, a, -1, t);
 }
 
 void ContextImpl::overlapped(Action f, Action b) {
-  int64_t t = now_ns();
-  backend_.publish_status(OpStatus{OpCode::Overlapped, f, -1}.pack());
-  backend_.op_begin(OpCode::Overlapped);
-  if (fault_throw_) throw Error("injected fault at `" + format(f) + "` (--fault throw=" + std::to_string(rank_) + ")");
+  int64_t t = begin_compute(OpCode::Overlapped, f);
   if (f.kind != Kind::F || !is_backward(b.kind))
     throw Error("an overlapped unit needs a forward and a backward, got `" + format(f) + "` and `" + format(b) + "`");
   Stage& fs = stage_of(f);
@@ -199,9 +198,7 @@ void ContextImpl::overlapped(Action f, Action b) {
 }
 
 void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
-  int64_t t = now_ns();
-  backend_.publish_status(OpStatus{OpCode::Post, {}, group}.pack());
-  backend_.op_begin(OpCode::Post);
+  int64_t t = begin_op(OpCode::Post, {}, group);
   if (group < 0 || static_cast<size_t>(group) >= groups_.size())
     throw Error("rank " + std::to_string(rank_) + " posts group g" + std::to_string(group) + ", which its program does not have");
   Group& g = *groups_[static_cast<size_t>(group)];
@@ -224,9 +221,7 @@ void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
 }
 
 void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
-  int64_t t = now_ns();
-  backend_.publish_status(OpStatus{OpCode::Wait, {}, group}.pack());
-  backend_.op_begin(OpCode::Wait);
+  int64_t t = begin_op(OpCode::Wait, {}, group);
   const Group& g = *groups_[static_cast<size_t>(group)];
   int32_t which[8];
   size_t n = 0;
@@ -252,9 +247,7 @@ void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
 }
 
 void ContextImpl::wait_all() {
-  int64_t t = now_ns();
-  backend_.publish_status(OpStatus{OpCode::WaitAll, {}, -1}.pack());
-  backend_.op_begin(OpCode::WaitAll);
+  int64_t t = begin_op(OpCode::WaitAll, {}, -1);
   backend_.wait_all();
   backend_.op_end(OpCode::WaitAll);
   int64_t end = now_ns();

@@ -95,8 +95,9 @@ struct SolveResult {
 /// families, greedy, z3, local. Unknown keys and bad values are reported at their location.
 bool apply_solve_params(const ir::Params& params, SolveOptions& base, Diagnostics& diags);
 
-/// Solves `p`. Z3 errors end only the Z3 phase they happen in: they become `warnings` (and the
-/// provenance's `z3.error`), never exceptions.
+/// Solves `p`. A Z3 failure ends only the Z3 phase it happens in, never the solve: it is listed
+/// in `SolveResult::warnings` (and the provenance's `z3.error`), and the solve returns the best
+/// schedule it has.
 SolveResult synthesize(const ir::Problem& p, const SolveOptions& options);
 
 }  // namespace schedc::solver

@@ -111,8 +111,11 @@ void add_profile_command(CLI::App& app, int& rc) {
   opts->runtime.add_to(*cmd, false);
   cmd->callback([opts, &rc] {
     Session s;
-    if (opts->write && opts->problem.any())
-      throw CommandLineError{"--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)"};
+    if (opts->write && opts->problem.any()) {
+      s.diags.error(DiagKind::BadFlag, {}, "--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)");
+      rc = s.finish();
+      return;
+    }
     auto in = load_input(s, opts->path, opts->problem);
     if (in && opts->write && in->kind != Input::Kind::Spec) {
       s.diags.error(DiagKind::Unsupported, in->file >= 0 ? SourceLoc{in->file, 0, 0} : SourceLoc{},
@@ -148,7 +151,7 @@ void add_profile_command(CLI::App& app, int& rc) {
     auto stages = opts->build.stage_sources.empty() ? std::optional(builtin_stages())
                                                     : executor_stages(s, *exe, opts->build.verbose);
     if (!stages || !check_stage(s, *ex, cfg, opts->runtime, false, *stages, !opts->build.stage_sources.empty())) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     TempFile out;

@@ -10,15 +10,17 @@ namespace schedc::driver {
 namespace {
 
 // `--fault drop-send=RANK | throw=RANK` (testing), checked here: the executor rejecting its
-// command line means a bug in schedc, never a user's mistake.
-void check_fault(const std::string& fault, int32_t ranks) {
-  if (fault.empty()) return;
+// command line means a bug in schedc, never a user's mistake. Reports `bad-flag`; false then.
+bool check_fault(Session& s, const std::string& fault, int32_t ranks) {
+  if (fault.empty()) return true;
   size_t eq = fault.find('=');
   std::string kind = fault.substr(0, eq), rank = eq == std::string::npos ? "" : fault.substr(eq + 1);
   bool digits = !rank.empty() && rank.size() <= 6 && rank.find_first_not_of("0123456789") == std::string::npos;
-  if ((kind == "drop-send" || kind == "throw") && digits && std::stoi(rank) < ranks) return;
-  throw CommandLineError{"--fault: expected `drop-send=RANK` or `throw=RANK` with RANK in 0.." +
-                         std::to_string(ranks - 1) + ", got " + backtick(fault)};
+  if ((kind == "drop-send" || kind == "throw") && digits && std::stoi(rank) < ranks) return true;
+  s.diags.error(DiagKind::BadFlag, {},
+                "--fault: expected `drop-send=RANK` or `throw=RANK` with RANK in 0.." + std::to_string(ranks - 1) +
+                    ", got " + backtick(fault));
+  return false;
 }
 
 }  // namespace
@@ -49,7 +51,10 @@ void add_run_command(CLI::App& app, int& rc) {
       rc = s.fail();
       return;
     }
-    check_fault(opts->fault, ex->program.problem.ranks);
+    if (!check_fault(s, opts->fault, ex->program.problem.ranks)) {
+      rc = s.fail();
+      return;
+    }
     const RuntimeFlags& f = opts->runtime;
     auto settings = runtime_settings(s, *ex, f);
     if (!settings) {
@@ -62,7 +67,7 @@ void add_run_command(CLI::App& app, int& rc) {
     // built, the stage sources' once the executor lists what they register.
     const bool sources = !opts->build.stage_sources.empty();
     if (!sources && !check_stage(s, *ex, cfg, f, opts->check, builtin_stages(), false)) {
-      rc = s.finish(kInputError);
+      rc = s.fail();
       return;
     }
     auto exe = build_executor(s, ex->files, opts->build);
@@ -73,7 +78,7 @@ void add_run_command(CLI::App& app, int& rc) {
     if (sources) {
       auto stages = executor_stages(s, *exe, opts->build.verbose);
       if (!stages || !check_stage(s, *ex, cfg, f, opts->check, *stages, true)) {
-        rc = s.finish(kInputError);
+        rc = s.fail();
         return;
       }
     }

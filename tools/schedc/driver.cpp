@@ -26,10 +26,6 @@ namespace schedc::driver {
 
 namespace {
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // "1" or "1:2:3" (one value per stage or rank), each with an optional unit of `dim` (`12.5ms`);
 // a list is expressed in its finest unit, recorded in `units[field]` (erased when plain). With
 // `allow_none`, "none" clears `*optional_out` (and returns an empty value). nullopt after setting
@@ -360,8 +356,8 @@ std::optional<Input> load_input(Session& s, const std::string& path, const Probl
     in.spec.file = in.file;
     // The suffix names the format when it is `.json` or `.csv`; any other name (a `.sched` spec, a
     // copy saved as `.txt`, stdin) is read as schedule JSON when its content is one.
-    const bool csv = ends_with(path, ".csv");
-    if (ends_with(path, ".json") || (!csv && looks_like_json(s.sources.text(in.file)))) {
+    const bool csv = path.ends_with(".csv");
+    if (path.ends_with(".json") || (!csv && looks_like_json(s.sources.text(in.file)))) {
       in.kind = Input::Kind::ScheduleJson;
       auto sched = ir::read_schedule_json(s.sources, in.file, s.diags);
       if (!sched) return std::nullopt;

@@ -26,13 +26,6 @@ enum ExitCode : int { kOk = 0, kInputError = 1, kBadCommandLine = 2, kInternalEr
 /// kBadCommandLine when one is `bad-flag`, else kInputError when there is an error, else kOk.
 int exit_code(const Diagnostics& diags);
 
-/// A bad command line found below main by code that cannot report diagnostics yet (cmd_run's
-/// --fault, cmd_profile's --write, executor.cpp's stage checks); main reports it as a `bad-flag`
-/// diagnostic (exit code 2). Everything else reports `bad-flag` through its Session.
-struct CommandLineError {
-  std::string message;
-};
-
 /// A CLI11 check for a finite number in lo..hi (CLI::Range lets `nan` through).
 CLI::Validator number_in(double lo, double hi);
 

@@ -229,8 +229,10 @@ bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& c
     std::string hint = with_sources ? "; the --stage-source files register no stage of that name"
                                     : " (a stage of your own is compiled in with `--stage-source FILE`)";
     std::string message = "no stage " + backtick(name) + " is registered; registered stages: " + tick_list(names) + hint;
-    if (stage_flag) throw CommandLineError{"--stage: " + message};
-    s.diags.error(DiagKind::BadValue, ex.stage_loc, message);
+    if (stage_flag)
+      s.diags.error(DiagKind::BadFlag, {}, "--stage: " + message);
+    else
+      s.diags.error(DiagKind::BadValue, ex.stage_loc, message);
     return false;
   }
   if (!for_backend) {
@@ -241,10 +243,12 @@ bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& c
   }
   if (!check || reference) return true;
   bool builtin = codegen::is_builtin_stage(name);
-  throw CommandLineError{"--check: stage " + backtick(name) + (stage_flag ? " (from --stage)" : " (from the runtime block)") +
-                         " has no sequential reference to compare with, " +
-                         (builtin ? "it computes nothing" : "its StageInfo says has_reference = false") +
-                         "; stages with one: " + tick_list(references)};
+  s.diags.error(DiagKind::BadFlag, {},
+                "--check: stage " + backtick(name) + (stage_flag ? " (from --stage)" : " (from the runtime block)") +
+                    " has no sequential reference to compare with, " +
+                    (builtin ? "it computes nothing" : "its StageInfo says has_reference = false") +
+                    "; stages with one: " + tick_list(references));
+  return false;
 }
 
 namespace {

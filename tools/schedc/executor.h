@@ -71,9 +71,10 @@ std::vector<StageListing> builtin_stages();
 std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::string& exe, bool verbose);
 
 /// Checks that the chosen stage (`cfg.stage`) is among `stages`, has an implementation for the
-/// backend's memory and, with `check`, a sequential reference. A mistake on the command line
-/// (`--stage`, `--check`) throws CommandLineError; a runtime block's stage that is not registered
-/// is reported at its location and returns false. `with_sources`: the executor has stage sources.
+/// backend's memory and, with `check`, a sequential reference; false after reporting. A mistake on
+/// the command line (`--stage`, `--check`) is reported as `bad-flag` (exit code 2); a runtime
+/// block's stage that is not registered is reported at its location. `with_sources`: the executor
+/// has stage sources.
 bool check_stage(Session& s, const Executor& ex, const codegen::RuntimeConfig& cfg, const RuntimeFlags& flags, bool check,
                  const std::vector<StageListing>& stages, bool with_sources);
 

@@ -2,12 +2,10 @@
 // Exit codes: 0 success; 1 input wrong or a verification/expectation failed; 2 bad command line;
 // 3 internal error.
 
-#include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "support/diagnostics.h"
 #include "support/internal_error.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
@@ -35,11 +33,6 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kOk : kBadCommandLine;
-  } catch (const CommandLineError& e) {
-    schedc::Diagnostics diags;
-    diags.error(schedc::DiagKind::BadFlag, {}, e.message);
-    diags.print(std::cerr);
-    return exit_code(diags);
   } catch (const std::exception& e) {
     SCHEDC_INTERNAL_ERROR(std::string("uncaught exception: ") + e.what());
   }

@@ -91,6 +91,12 @@ class ContextImpl {
   Stage& stage_of(Action a) const;
   void run_backward(Action a, bool with_weight);
   int64_t now_ns() const;
+  /// Every op's prologue: publishes what the rank is doing, tells the backend the op begins, and
+  /// returns its start time.
+  int64_t begin_op(OpCode code, Action a, int32_t group);
+  /// begin_op for a compute op (F, B, W, BW, overlapped unit, named by `a`), then the injected
+  /// fault (`--fault throw=RANK`).
+  int64_t begin_compute(OpCode code, Action a);
   void record(OpCode code, Action a, Action b, int32_t group, int64_t start, int64_t blocked = 0);
 
   const ProgramInfo& info_;

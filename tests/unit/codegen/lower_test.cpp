@@ -10,7 +10,7 @@
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
-#include "tests/unit/codegen/random_schedule.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -55,6 +55,18 @@ void check_properties(const Schedule& s, const Program& p) {
   // Buffers only add memory.
   std::vector<double> schedule_peak = peak_memory(s);
   for (size_t r = 0; r < R; ++r) CHECK(p.ranks[r].peak_memory >= schedule_peak[r] - 1e-9);
+}
+
+// The random problems of the property tests: up to 5 ranks and 6 microbatches.
+constexpr test::RandomProblemOptions kProblems{5, 6, true};
+
+// A random valid schedule of `p`; with `with_overlap`, its orders are drawn with many forward and
+// backward neighbours and some of those become overlapped F&B units.
+Schedule random_schedule(const Problem& p, test::Rng& rng, bool with_overlap) {
+  if (!with_overlap) return test::random_valid(p, rng);
+  Schedule s = test::random_valid_paired(p, rng);
+  test::add_random_overlap(s, rng);
+  return s;
 }
 
 }  // namespace
@@ -133,9 +145,9 @@ TEST_CASE("property: random valid schedules lower to verified programs, with bot
   test::Rng rng(20240611);
   int checked = 0, with_overlap = 0;
   for (int iter = 0; iter < 600; ++iter) {
-    Problem p = test::random_problem(rng);
+    Problem p = test::random_problem(rng, kProblems);
     REQUIRE(validate(p).empty());
-    Schedule s = test::random_schedule(p, rng, iter % 2 == 1);
+    Schedule s = random_schedule(p, rng, iter % 2 == 1);
     auto vi = verify(s);
     REQUIRE_MESSAGE(vi.empty(), vi.front().message);
     with_overlap += s.has_overlap();
@@ -155,8 +167,8 @@ TEST_CASE("property: random valid schedules lower to verified programs, with bot
 TEST_CASE("property: lowering is deterministic") {
   test::Rng rng(7);
   for (int iter = 0; iter < 50; ++iter) {
-    Problem p = test::random_problem(rng);
-    Schedule s = test::random_schedule(p, rng, true);
+    Problem p = test::random_problem(rng, kProblems);
+    Schedule s = random_schedule(p, rng, true);
     CHECK(format_program(codegen::lower(s)) == format_program(codegen::lower(s)));
   }
 }
