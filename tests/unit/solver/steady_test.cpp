@@ -77,30 +77,3 @@ TEST_CASE("repeating the steady block of a family reaches the family at more mic
     if (c.period > 1) CHECK_FALSE(solver::extend_periodic(family(c.family, small), big, c.period).has_value());
   }
 }
-
-TEST_CASE("the solve offers the extended block as an incumbent for many microbatches") {
-  // pp 4, m 32 (8 pp), looped vpp 2 under a cap, with the block engine on: the result is valid and
-  // within the bound.
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 32;
-  p.stages_per_rank = 2;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
-  p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(0.5);
-  p.memory.B = PerStage::of(-0.25);
-  p.memory.W = PerStage::of(-0.25);
-  p.memory.cap = PerStage::of(4);
-  solver::SolveOptions o;
-  o.deterministic = true;
-  o.time_limit_s = 2;
-  o.threads = 1;
-  o.use_steady = true;
-  solver::SolveResult with = solver::synthesize(p, o);
-  REQUIRE(with.schedule);
-  CHECK(verify(*with.schedule).empty());
-  CHECK(with.objective >= with.lower_bound - 1e-9);
-}
