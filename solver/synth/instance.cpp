@@ -168,7 +168,7 @@ Instance build_instance(const ir::Problem& p, const InstanceOptions& o) {
     if (auto c = p.cap_of(ir::RankId(r))) inst.cap[static_cast<size_t>(r)] = ir::to_fixed(*c, inst.memory_scale);
   normalize_memory(inst);
   if (o.symmetry && o.memory_edges) add_memory_edges(inst);
-  bool acyclic = compute_heads_tails(inst);
+  bool acyclic = compute_heads_tails(inst, o.rank_work);
   assert(acyclic && "the dependency graph of a problem is acyclic");
   (void)acyclic;
   return inst;
@@ -182,8 +182,9 @@ namespace {
 // rank's actions, so memory stays O(N * N_r / 64) per rank.
 // Word operations one tighten_with_rank_work may spend (each closure ORs a row of the rank's bitset
 // per edge). Above it the rank-work terms are left out: they only narrow windows, and the heads and
-// tails stay valid longest paths. pp 64, m 256 costs about 1.3e8; pp 256, m 512 about 8e9 (minutes).
-constexpr double kRankWorkBudget = 1e9;
+// tails stay valid longest paths. pp 64, m 256 costs about 1.3e8 (0.5 s); at vpp 2 6e8 (2.5 s,
+// more than the SAT models of that size can use); pp 256, m 512 about 8e9 (minutes).
+constexpr double kRankWorkBudget = 2.5e8;
 
 void tighten_with_rank_work(Instance& inst, const std::vector<int32_t>& order) {
   const size_t n = inst.size();
@@ -263,7 +264,7 @@ void propagate(Instance& inst, const std::vector<int32_t>& order) {
 
 }  // namespace
 
-bool compute_heads_tails(Instance& inst) {
+bool compute_heads_tails(Instance& inst, bool rank_work) {
   const size_t n = inst.size();
   std::vector<int32_t> indeg(n, 0), order;
   order.reserve(n);
@@ -278,7 +279,7 @@ bool compute_heads_tails(Instance& inst) {
   inst.tail = inst.delivery.size() == n ? inst.delivery : std::vector<int32_t>(n, 0);
   propagate(inst, order);
   // Two rounds: the rank-work bounds feed the longest paths, which feed the next rank-work bounds.
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < (rank_work ? 2 : 0); ++round) {
     tighten_with_rank_work(inst, order);
     propagate(inst, order);
   }

@@ -62,6 +62,12 @@ struct InstanceOptions {
   /// step)) that ends no later, so the instance is a relaxation and its optimum a lower bound
   /// (docs/solver.md, "the rounded-down relaxation"). Only for the SAT model, not the greedy.
   bool round_down = false;
+  /// Tails (and heads) tightened by one-machine reasoning over each rank's descendants (and
+  /// ancestors): narrower SAT windows, at O(edges * actions per rank / 64) word operations (2.5 s
+  /// at pp 64, m 256, vpp 2). The greedy reads only heads, which the tightening never changes when
+  /// symmetry is off (a microbatch's ancestors on a rank lie on one chain: synthesize_test checks
+  /// it), so the search builds the greedy's instances without it.
+  bool rank_work = true;
 };
 
 /// Builds the instance. Mixed problems use the split form (docs/solver.md: it dominates when
@@ -80,7 +86,7 @@ int64_t fitting_grid(const ir::Problem& p, int64_t grid);
 void normalize_memory(Instance& inst);
 
 /// Recomputes heads and tails (after edges were added). Returns false on a cycle.
-bool compute_heads_tails(Instance& inst);
+bool compute_heads_tails(Instance& inst, bool rank_work = true);
 
 /// Turns per-rank node orders into a schedule of the instance's problem.
 ir::Schedule to_schedule(const Instance& inst, const std::vector<std::vector<int32_t>>& orders);

@@ -14,6 +14,7 @@
 #include <z3++.h>
 
 #include "ir/problem.h"
+#include "support/deadline.h"
 
 namespace schedc::solver {
 
@@ -26,6 +27,8 @@ struct RelaxOptions {
   std::function<void(uint64_t)> used;
   /// An interrupt: ends building the instance and the model early (nothing is proved then).
   const std::atomic<bool>* stop = nullptr;
+  /// Past it no further instance or model is built (at pp 64, m 256 each build takes a second).
+  Deadline deadline;
 };
 
 struct Relaxation {

@@ -393,7 +393,9 @@ void Search::collect_incumbents() {
     size_t runs_used = 0;
     double slowest_run = 0;  // seconds of the slowest variant run (with its verification)
     auto construct = [&](const ir::Problem& q, const std::string& tag) {
-      Instance inst = build_instance(q, {0, /*symmetry=*/false});
+      const double built_at = elapsed();
+      Instance inst = build_instance(q, {.ticks_per_step = 0, .symmetry = false, .rank_work = false});
+      o_.debug.print("instance%s: %zu actions in %.2f s", tag.c_str(), inst.size(), elapsed() - built_at);
       std::vector<GreedyVariant> variants = greedy_variants(inst);
       // The Zero Bubble sweep: as many variants as a quarter of the budget allows.
       std::vector<GreedyVariant> sweep = zb_variants(inst);
@@ -514,13 +516,23 @@ void Search::z3_search() {
   std::optional<Instance> inst;
   int64_t grid = grid0;
   int32_t horizon = 0;
+  long double mean_ticks = 0;  // of an action, on the first instance's grid
   for (int attempt = 0; attempt < 12; ++attempt) {
     if (attempt > 0 && !o_.deterministic && (whole_model_out_of_budget() || usable() <= 2 * bound_seconds_)) {
       inst.reset();
       break;
     }
+    // A step longer than the mean action finds and proves nothing (every action takes at least
+    // one, so the ranks' rounded work no longer fits the incumbent's horizon), and at pp 64, m 512
+    // building such models took a quarter of the limit.
+    if (attempt > 0 && static_cast<long double>(grid) > mean_ticks) break;
     inst = build_instance(p_, {grid, /*symmetry=*/true});
     grid = inst->ticks_per_step;  // coarser when the exact grid's step counts would overflow
+    if (attempt == 0 && inst->size() > 0) {
+      long double total = 0;
+      for (int32_t d : inst->dur) total += d;
+      mean_ticks = total * static_cast<long double>(grid) / static_cast<long double>(inst->size());
+    }
     int64_t ub = ir::to_fixed(best_->value, scale);
     horizon = static_cast<int32_t>((ub + grid - 1) / grid);
     if (!makespan) {
@@ -534,6 +546,7 @@ void Search::z3_search() {
     grid *= factor;
     inst.reset();
   }
+  if (inst && static_cast<long double>(grid) > mean_ticks) inst.reset();
   if (!inst) {
     method_ = "incumbent (no SAT model fits the size budget)";
     return;
@@ -658,6 +671,7 @@ void Search::relax() {
   };
   ro.used = [&](uint64_t count) { spent = count; };
   ro.stop = o_.stop;
+  ro.deadline = work_deadline();
   Relaxation rx = relaxed_bound(p_, lower_, best_->value, ctx, ro);
   probes_ += rx.probes;
   rlimit_used_ += spent;
