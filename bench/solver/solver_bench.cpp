@@ -8,6 +8,8 @@
 //                                     the capped grid of the synthesizer issue: layouts, both
 //                                     directions, caps from the smallest feasible to none; gap,
 //                                     winning bound term, overshoot, evaluations/s, monotonicity
+//   solver_bench --capped-grid --pp 64 --m-factor 8 --layouts 2L --costs unequal --grid-caps 1.5x
+//                                     the issue's scale target (60 s, peak memory printed)
 //   solver_bench --scale --time-limit 10
 //                                     large problems (pp up to 1024): the time limit's overshoot
 //   solver_bench --overlap --time-limit 20 --deterministic
@@ -24,6 +26,8 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -167,7 +171,8 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
 // activations on a rank are 1 whatever vpp (a chunk holds 1 / vpp); B frees half, W the rest.
 // Each group of caps is checked for monotonicity: a looser cap never gives a worse schedule.
 int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, const std::vector<std::string>& layouts,
-                const std::vector<std::string>& costs, double time_limit, bool deterministic, int threads) {
+                const std::vector<std::string>& costs, const std::vector<std::string>& grid_caps, double time_limit,
+                bool deterministic, int threads) {
   // "closed form" is ir::lower_bound alone (the terms of docs/solver.md section 1); "lower bound"
   // what the solve proved on top of it (the relaxation, exact probes).
   std::printf("| pp | layout | m | costs | cap | best family | family obj | synthesized | closed form | lower bound | gap | proven | bound term | found by | seconds | over | evals/s | monotone |\n");
@@ -206,6 +211,7 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
                                                            {"2x", 2.0 * pp}, {"none", 0}};
           double previous = -1;
           for (const auto& [cap_name, c] : caps) {
+            if (std::find(grid_caps.begin(), grid_caps.end(), cap_name) == grid_caps.end()) continue;
             if (c > 0) p.memory.cap = ir::PerStage::of(c);
             else p.memory.cap.reset();
             auto [fam, fam_value] = best_family(p);
@@ -248,6 +254,9 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
   std::printf("\n%d rows; gap at most 3%% on %d of %zu feasible rows; median gap %.2f%%, largest %.2f%%; "
               "%d not monotone in the cap; largest overshoot of the time limit %+.1f s\n",
               rows, within3, gaps.size(), median, gaps.empty() ? 0 : gaps.back(), non_monotone, worst_over);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("peak resident memory of the whole run: %.0f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024);
   return 0;
 }
 
@@ -417,6 +426,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> layouts{"1", "2L", "2V", "4L", "1bi"};
   int threads = 0;
   app.add_flag("--capped-grid", grid_mode, "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
+  std::vector<std::string> grid_caps{"smallest", "1x", "1.5x", "2x", "none"};
+  app.add_option("--grid-caps", grid_caps, "with --capped-grid: which caps (smallest, 1x, 1.5x, 2x, none)");
   app.add_option("--layouts", layouts, "with --capped-grid: 1, 2L, 2V, 4L (vpp and L looped / V vshape), 1bi (bidirectional)");
   app.add_option("--threads", threads, "local search threads (0: every core)");
   bool scale_mode = false;
@@ -444,7 +455,7 @@ int main(int argc, char** argv) {
     if (!app.count("--m-factor")) factors = {4, 8};
     if (!app.count("--costs")) costs = {"unequal", "uneven"};
     if (!app.count("--time-limit")) time_limit = 60;
-    return capped_grid(pps, factors, layouts, costs, time_limit, deterministic, threads);
+    return capped_grid(pps, factors, layouts, costs, grid_caps, time_limit, deterministic, threads);
   }
 
   std::vector<Row> rows;
