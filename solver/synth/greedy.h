@@ -64,8 +64,9 @@ std::optional<std::vector<std::vector<int32_t>>> greedy_orders_reference(const I
 /// Tighter versions of p's caps for the constructive phase, nearest first, on a fixed grid (half
 /// the most activations one microbatch leaves on a rank), at most 8 levels; a schedule found for
 /// one is valid under p's caps (search.cpp). The levels are the activations' room: a rank's stated
-/// cap in each is its level plus its static memory.
-std::vector<ir::Problem> cap_ladder(const ir::Problem& p);
+/// cap in each is its level plus its static memory. With `below` (activations per rank), the levels
+/// start below the lesser of it and p's cap on each rank (fitting a family under its own peak).
+std::vector<ir::Problem> cap_ladder(const ir::Problem& p, const std::vector<double>& below = {});
 
 /// The variants the solver tries first.
 std::vector<GreedyVariant> greedy_variants(const Instance& inst);

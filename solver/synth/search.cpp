@@ -145,7 +145,7 @@ class Z3Interrupter {
 // step of h lower each, at most kLadderLevels of them, while every cap stays positive.
 constexpr int kLadderLevels = 8;
 
-std::vector<ir::Problem> cap_ladder(const ir::Problem& p) {
+std::vector<ir::Problem> cap_ladder(const ir::Problem& p, const std::vector<double>& below) {
   std::vector<ir::Problem> out;
   if (!p.memory.cap) return out;
   double most = 0;
@@ -161,6 +161,7 @@ std::vector<ir::Problem> cap_ladder(const ir::Problem& p) {
   std::vector<double> caps(static_cast<size_t>(p.ranks));
   for (int32_t r = 0; r < p.ranks; ++r) {
     double c = *p.cap_of(ir::RankId(r));
+    if (static_cast<size_t>(r) < below.size()) c = std::min(c, below[static_cast<size_t>(r)]);
     double level = std::floor(c / h) * h;
     if (level >= c - 1e-9 * std::max(1.0, c)) level -= h;  // strictly below the cap itself
     caps[static_cast<size_t>(r)] = level;
@@ -181,6 +182,17 @@ std::vector<ir::Problem> cap_ladder(const ir::Problem& p) {
 }
 
 namespace {
+
+// The most activations each rank of s holds.
+std::vector<double> activation_peaks(const ir::Schedule& s) {
+  std::vector<double> out;
+  for (const auto& order : s.ranks) {
+    double cur = 0, peak = 0;
+    for (ir::Action a : order) peak = std::max(peak, cur += ir::memory_delta(s.problem, a));
+    out.push_back(peak);
+  }
+  return out;
+}
 
 struct Candidate {
   ir::Schedule schedule;
@@ -356,6 +368,15 @@ void Search::collect_incumbents() {
   // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
   // each takes seconds, so a family that would end past the limit is not started.
   double slowest = 0;
+  // The families' orders, for fitting under the tighter caps of the ladder below (fit_cap.h): at
+  // most 4e6 actions kept in all.
+  std::vector<std::pair<std::string, ir::Schedule>> templates;
+  size_t kept_actions = 0;
+  auto keep_template = [&](const std::string& name, const ir::Schedule& s) {
+    if (!p_.memory.cap || kept_actions + s.num_actions() > 4'000'000) return;
+    kept_actions += s.num_actions();
+    templates.emplace_back(name, s);
+  };
   if (o_.use_families) {
     const std::vector<FamilyInfo>& all = families();
     std::vector<size_t> order(all.size());
@@ -371,8 +392,12 @@ void Search::collect_incumbents() {
       Diagnostics scratch;
       const Deadline deadline = work_deadline();
       auto s = generate_family(all[i].name, p_, {}, SourceLoc{}, scratch, &deadline);
-      if (s) offer(std::move(*s), all[i].name, /*verified=*/true, i);
-      else over_cap.push_back(i);
+      if (s) {
+        keep_template(all[i].name, *s);
+        offer(std::move(*s), all[i].name, /*verified=*/true, i);
+      } else {
+        over_cap.push_back(i);
+      }
       slowest = std::max(slowest, elapsed() - t0);
     }
     // The families that do not meet the cap, fitted under it (fit_cap.h):
@@ -392,9 +417,24 @@ void Search::collect_incumbents() {
           auto fitted = defer_to_cap(*s, p_);
           o_.debug.print("%s-fitted: %s", all[i].name.c_str(), fitted ? "fits" : "does not fit");
           if (fitted) offer(std::move(*fitted), all[i].name + "-fitted");
+          keep_template(all[i].name, *s);
         }
         slowest = std::max(slowest, elapsed() - t0);
       }
+    }
+  }
+  // Every family fitted under caps below its own peak (three levels of the ladder's grid): fewer
+  // forwards in flight can run the backwards sooner (two directions, pp 16, m 64, cap 24:
+  // dualpipe 350.7 at its peak of 17; fitted under 16, 346.6).
+  for (const auto& [name, t] : templates) {
+    if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+    if (!o_.deterministic && (usable() <= slowest || elapsed() > o_.time_limit_s / 8)) break;
+    std::vector<ir::Problem> levels = cap_ladder(p_, activation_peaks(t));
+    for (size_t k = 0; k < std::min<size_t>(3, levels.size()); ++k) {
+      auto fitted = defer_to_cap(t, levels[k]);
+      if (!fitted) break;
+      fitted->problem = p_;  // valid under p_'s caps, which are no tighter
+      offer(std::move(*fitted), name + "-fitted@cap" + format_number(levels[k].memory.cap->max()));
     }
   }
   // Where units are priced below their members, orders built around them (a DualPipe-like
