@@ -1,4 +1,6 @@
-// The portfolio driver behind solver::synthesize (DESIGN.md section 7).
+// The portfolio search behind solver::synthesize (DESIGN.md section 7): offers, the Z3 model,
+// the relaxation, windows, the local search and the result; the constructive phase is in
+// construct.cpp, the shared class in search_impl.h.
 
 #include <algorithm>
 #include <chrono>
@@ -17,19 +19,15 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
-#include "solver/families/families.h"
 #include "solver/synth/encode.h"
 #include "solver/synth/explain.h"
-#include "solver/synth/fit_cap.h"
-#include "solver/synth/greedy.h"
 #include "solver/synth/instance.h"
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
-#include "solver/synth/pair_greedy.h"
 #include "solver/synth/progress.h"
 #include "solver/synth/prove.h"
 #include "solver/synth/relax.h"
-#include "solver/synth/steady.h"
+#include "solver/synth/search_impl.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -93,19 +91,6 @@ bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& 
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Greedy work (actions × ranks scanned) per second on the 2-core CI machine, for the number of
-// Zero Bubble variants deterministic mode runs.
-constexpr double kGreedySlotsPerSecond = 4e7;
-// Actions the order simulator times per second (one evaluation times every action), for the local
-// search's evaluation budget in deterministic mode.
-constexpr double kTimedActionsPerSecond = 2e7;
-
-// Resource units per second of the time limit in deterministic mode (Z3's rlimit counts
-// propagations and conflicts; about this many pass per second on the 2-core CI machine).
-constexpr double kRlimitPerSecond = 4e6;
-
 // Interrupts Z3's running check (from a thread of its own: Z3 allows that) for as long as `stop`
 // is true, so an interrupt ends a long probe at once instead of at its timeout.
 class Z3Interrupter {
@@ -140,179 +125,7 @@ class Z3Interrupter {
 
 }  // namespace
 
-// Tighter versions of p's caps for the constructive phase, nearest first: every rank's cap rounded
-// down to the grid of h (half of the most activations one microbatch leaves on a rank), then one
-// step of h lower each, at most kLadderLevels of them, while every cap stays positive.
-constexpr int kLadderLevels = 8;
-
-std::vector<ir::Problem> cap_ladder(const ir::Problem& p, const std::vector<double>& below) {
-  std::vector<ir::Problem> out;
-  if (!p.memory.cap) return out;
-  double most = 0;
-  for (int32_t r = 0; r < p.ranks; ++r)
-    for (int32_t d = 0; d < p.num_directions(); ++d) {
-      double sum = 0;
-      for (int32_t s = 0; s < p.num_stages(); ++s)
-        if (p.rank_of(d, ir::StageId(s)).value == r) sum += std::max(0.0, p.memory.F.at(static_cast<size_t>(s)));
-      most = std::max(most, sum);
-    }
-  const double h = most / 2;
-  if (!(h > 0)) return out;
-  std::vector<double> caps(static_cast<size_t>(p.ranks));
-  for (int32_t r = 0; r < p.ranks; ++r) {
-    double c = *p.cap_of(ir::RankId(r));
-    if (static_cast<size_t>(r) < below.size()) c = std::min(c, below[static_cast<size_t>(r)]);
-    double level = std::floor(c / h) * h;
-    if (level >= c - 1e-9 * std::max(1.0, c)) level -= h;  // strictly below the cap itself
-    caps[static_cast<size_t>(r)] = level;
-  }
-  for (int k = 0; k < kLadderLevels; ++k) {
-    if (*std::min_element(caps.begin(), caps.end()) <= 1e-9) break;
-    ir::Problem q = p;
-    // The levels are activation caps; the problem states caps with the static memory beside them.
-    std::vector<double> stated = caps;
-    for (int32_t r = 0; r < p.ranks; ++r) stated[static_cast<size_t>(r)] += p.static_of(ir::RankId(r));
-    bool uniform = std::all_of(stated.begin(), stated.end(), [&](double c) { return c == stated[0]; });
-    q.memory.cap = uniform ? ir::PerStage::of(stated[0]) : ir::PerStage::list(stated);
-    if (!ir::validate(q).empty()) break;
-    out.push_back(std::move(q));
-    for (double& c : caps) c -= h;
-  }
-  return out;
-}
-
-namespace {
-
-// The most activations each rank of s holds.
-std::vector<double> activation_peaks(const ir::Schedule& s) {
-  std::vector<double> out;
-  for (const auto& order : s.ranks) {
-    double cur = 0, peak = 0;
-    for (ir::Action a : order) peak = std::max(peak, cur += ir::memory_delta(s.problem, a));
-    out.push_back(peak);
-  }
-  return out;
-}
-
-struct Candidate {
-  ir::Schedule schedule;
-  double value = 0;  // objective, time units
-  std::string name;
-  /// Between equal values the lower priority wins: families by their registry place, so that the
-  /// order they are tried in does not change the result; everything else comes later and loses.
-  size_t priority = std::numeric_limits<size_t>::max();
-};
-
-/// Families built for this kind of problem (its backward, direction, placement and stages per
-/// rank): tried first, since at scale only the first one or two fit the time limit.
-bool native_family(const FamilyInfo& f, const ir::Problem& p) {
-  bool split_like = p.backward != ir::BackwardMode::Fused;
-  return (f.backward != ir::BackwardMode::Fused) == split_like && f.direction == p.direction &&
-         f.placement == p.placement && (f.stages_per_rank == 0 || f.stages_per_rank == p.stages_per_rank);
-}
-
-class Search {
- public:
-  Search(const ir::Problem& p, const SolveOptions& o)
-      : p_(p), o_(o), start_(Clock::now()), reporter_(o.progress, o.tty, start_) {}
-
-  SolveResult run();
-
- private:
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  /// An interrupt (SolveOptions::stop) ends every phase as the time limit would.
-  bool stopped() const { return o_.stop && o_.stop->load(std::memory_order_relaxed); }
-  double remaining() const { return stopped() ? 0 : o_.time_limit_s - elapsed(); }
-  bool out_of_budget() const {
-    if (stopped()) return true;
-    return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : usable() <= 0;
-  }
-  /// The whole-instance model may use this share of the budget; windows get the rest.
-  bool whole_model_out_of_budget() const {
-    if (stopped()) return true;
-    return o_.deterministic ? rlimit_used_ >= rlimit_budget() * 6 / 10 : elapsed() >= o_.time_limit_s * 0.6;
-  }
-  /// Saturates: a limit of `inf` (or 1e15 s) means no resource limit, never an overflowed cast.
-  uint64_t rlimit_budget() const {
-    constexpr double kMax = static_cast<double>(uint64_t{1} << 62);
-    double units = o_.time_limit_s * kRlimitPerSecond;
-    return units >= kMax ? uint64_t{1} << 62 : static_cast<uint64_t>(std::max(0.0, units));
-  }
-  /// A Z3 timeout in milliseconds (Z3 takes an unsigned; larger limits saturate).
-  static unsigned timeout_ms(double seconds) {
-    double ms = std::max(1.0, seconds * 1000);
-    return ms >= 4e9 ? 4'000'000'000u : static_cast<unsigned>(ms);
-  }
-
-  /// `verified`: s passed ir::verify already (generate_family's contract), so it is only simulated.
-  void offer(ir::Schedule s, const std::string& name, bool verified = false,
-             size_t priority = std::numeric_limits<size_t>::max());
-  /// What is left of the limit once the driver's own verification and output are set aside.
-  double usable() const { return remaining() - reserve(); }
-  /// Seconds kept back for what follows the search (the driver verifies, simulates and writes
-  /// the schedule: about three simulations, or one lower bound's time, whichever is more), and
-  /// while there is no incumbent yet, for the sequential fallback too.
-  double reserve() const { return std::max(reserve_, bound_seconds_) + (best_ ? 0 : bound_seconds_); }
-  /// Where long work gives up: the usable time (never the clock in deterministic mode), or an
-  /// interrupt.
-  Deadline work_deadline() const {
-    Deadline d;
-    d.stop = o_.stop;
-    if (!o_.deterministic)
-      d.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(usable(), 0.0, 1e9)));
-    return d;
-  }
-  void drop_bound(double value, const std::string& name);
-  void collect_incumbents();
-  void steady_state();
-  void z3_search();
-  void relax();
-  void lns();
-  void local(double share);
-  void progress(bool final = false);
-  /// Z3 threw in `phase`: the search goes on with what it has; the failure is recorded for the
-  /// provenance and as a warning.
-  void z3_failed(const char* phase, const z3::exception& e);
-  ir::Provenance provenance(const SolveResult& r) const;
-
-  const ir::Problem& p_;
-  const SolveOptions& o_;
-  Clock::time_point start_;
-  std::optional<Candidate> best_;
-  /// The best schedule without overlapped units: the local search's start when best_ has them.
-  std::optional<Candidate> best_plain_;
-  /// The few best incumbents of distinct values that the local search may start from (with
-  /// units where the problem prices them, else without): its first run races them.
-  std::vector<Candidate> starts_;
-  static constexpr size_t kStarts = 3;
-  void keep_start(const ir::Schedule& s, double v, const std::string& name, size_t priority);
-  /// Local search chains from `start` for `evals` evaluations (deterministic mode) or `seconds`.
-  void chains(const ir::Schedule& start, uint64_t evals, double seconds);
-  std::string first_incumbent_;
-  double first_incumbent_value_ = 0;
-  double lower_ = 0;
-  std::string bound_reason_;
-  bool proved_ = false;
-  bool bound_dropped_ = false;
-  std::string bound_error_;
-  uint64_t rlimit_used_ = 0;
-  double reserve_ = 0;        // from the slowest verification or simulation seen (offer)
-  double bound_seconds_ = 0;  // what the lower bound took: one pass over the problem
-  int probes_ = 0;
-  LnsStats lns_;
-  LocalSearchStats local_;
-  uint64_t local_budget_ = 0;  // evaluations in deterministic mode
-  int local_runs_ = 0;
-  size_t local_threads_ = 0;
-  EncodingStats encoding_;
-  std::string method_ = "none";
-  std::string solver_error_;  // the last Z3 failure, for the provenance
-  std::vector<std::string> warnings_;  // every Z3 failure, for SolveResult::warnings
-  std::vector<std::pair<std::string, std::variant<uint64_t, double>>> z3_stats_;  // Z3's deterministic ones
-  bool bound_known_ = false;  // lower_ holds the computed bound (progress lines show it)
-  // Last: its timer thread stops before anything it could read goes away.
-  ProgressReporter reporter_;
-};
+namespace detail {
 
 void Search::offer(ir::Schedule s, const std::string& name, bool verified, size_t priority) {
   const double t0 = elapsed();
@@ -363,185 +176,6 @@ void Search::drop_bound(double value, const std::string& name) {
   bound_dropped_ = true;
   proved_ = false;
 }
-
-void Search::collect_incumbents() {
-  // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
-  // each takes seconds, so a family that would end past the limit is not started.
-  double slowest = 0;
-  // The families' orders, for fitting under the tighter caps of the ladder below (fit_cap.h): at
-  // most 4e6 actions kept in all.
-  std::vector<std::pair<std::string, ir::Schedule>> templates;
-  size_t kept_actions = 0;
-  auto keep_template = [&](const std::string& name, const ir::Schedule& s) {
-    if (!p_.memory.cap || kept_actions + s.num_actions() > 4'000'000) return;
-    kept_actions += s.num_actions();
-    templates.emplace_back(name, s);
-  };
-  if (o_.use_families) {
-    const std::vector<FamilyInfo>& all = families();
-    std::vector<size_t> order(all.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return native_family(all[i], p_); });
-    std::vector<size_t> over_cap;  // families that gave no schedule under the cap
-    for (size_t i : order) {
-      if (stopped()) break;
-      // Once one family met the bound nothing beats it; near the limit the best so far is kept.
-      if (best_ && best_->value <= lower_ + 1e-9) break;
-      if (!o_.deterministic && usable() <= slowest) break;
-      const double t0 = elapsed();
-      Diagnostics scratch;
-      const Deadline deadline = work_deadline();
-      auto s = generate_family(all[i].name, p_, {}, SourceLoc{}, scratch, &deadline);
-      if (s) {
-        keep_template(all[i].name, *s);
-        offer(std::move(*s), all[i].name, /*verified=*/true, i);
-      } else {
-        over_cap.push_back(i);
-      }
-      slowest = std::max(slowest, elapsed() - t0);
-    }
-    // The families that do not meet the cap, fitted under it (fit_cap.h):
-    // an order that needs a little more memory than the cap keeps its structure (two directions,
-    // pp 16, m 64: dualpipe holds 17 microbatches' activations; fitted under a cap of 16 it gives
-    // 346.6 where the best greedy variant reached 398.5).
-    if (p_.memory.cap) {
-      ir::Problem open = p_;
-      open.memory.cap.reset();
-      for (size_t i : over_cap) {
-        if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-        if (!o_.deterministic && usable() <= slowest) break;
-        const double t0 = elapsed();
-        Diagnostics scratch;
-        const Deadline deadline = work_deadline();
-        if (auto s = generate_family(all[i].name, open, {}, SourceLoc{}, scratch, &deadline)) {
-          auto fitted = defer_to_cap(*s, p_);
-          o_.debug.print("%s-fitted: %s", all[i].name.c_str(), fitted ? "fits" : "does not fit");
-          if (fitted) offer(std::move(*fitted), all[i].name + "-fitted");
-          keep_template(all[i].name, *s);
-        }
-        slowest = std::max(slowest, elapsed() - t0);
-      }
-    }
-  }
-  // Every family fitted under caps below its own peak (three levels of the ladder's grid): fewer
-  // forwards in flight can run the backwards sooner (two directions, pp 16, m 64, cap 24:
-  // dualpipe 350.7 at its peak of 17; fitted under 16, 346.6).
-  for (const auto& [name, t] : templates) {
-    if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-    if (!o_.deterministic && (usable() <= slowest || elapsed() > o_.time_limit_s / 8)) break;
-    std::vector<ir::Problem> levels = cap_ladder(p_, activation_peaks(t));
-    for (size_t k = 0; k < std::min<size_t>(3, levels.size()); ++k) {
-      auto fitted = defer_to_cap(t, levels[k]);
-      if (!fitted) break;
-      fitted->problem = p_;  // valid under p_'s caps, which are no tighter
-      offer(std::move(*fitted), name + "-fitted@cap" + format_number(levels[k].memory.cap->max()));
-    }
-  }
-  // Where units are priced below their members, orders built around them (a DualPipe-like
-  // steady state the local search does not find on its own).
-  if (o_.use_greedy)
-    for (const PairVariant& v : pair_variants(p_)) {
-      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-      if (!o_.deterministic && elapsed() > o_.time_limit_s / 8) break;
-      const Deadline deadline = work_deadline();
-      if (auto s = pair_greedy(p_, v, &deadline)) offer(std::move(*s), v.name());
-    }
-  // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
-  // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
-  const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
-  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || usable() > slowest)) {
-    const double sweep_seconds = o_.time_limit_s / 4;
-    // Variant runs the quarter of the budget allows (deterministic mode: a count from the
-    // problem's size instead of the clock); the cap ladder below gets what the cap's own runs leave.
-    double runs_budget = 0;
-    size_t runs_used = 0;
-    double slowest_run = 0;  // seconds of the slowest variant run (with its verification)
-    auto construct = [&](const ir::Problem& q, const std::string& tag) {
-      const double built_at = elapsed();
-      Instance inst = build_instance(q, {.ticks_per_step = 0, .symmetry = false, .rank_work = false});
-      o_.debug.print("instance%s: %zu actions in %.2f s", tag.c_str(), inst.size(), elapsed() - built_at);
-      std::vector<GreedyVariant> variants = greedy_variants(inst);
-      // The Zero Bubble sweep: as many variants as a quarter of the budget allows.
-      std::vector<GreedyVariant> sweep = zb_variants(inst);
-      size_t sweep_count = sweep.size();
-      if (o_.deterministic) {
-        double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
-        runs_budget = sweep_seconds / std::max(1e-9, per_variant);
-        sweep_count = static_cast<size_t>(std::clamp(runs_budget, 8.0, double(sweep.size())));
-      }
-      size_t classic = variants.size();
-      variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
-      for (size_t k = 0; k < variants.size(); ++k) {
-        const GreedyVariant& v = variants[k];
-        if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;  // nothing beats the bound
-        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : usable() <= slowest_run)) break;
-        ++runs_used;
-        const double t0 = elapsed();
-        const Deadline deadline = work_deadline();
-        if (auto orders = greedy_orders(inst, v, &deadline)) {
-          ir::Schedule sched = to_schedule(inst, *orders);
-          sched.problem = p_;  // valid under q's caps, so under p's, which are no tighter
-          if (o_.debug.enabled()) {
-            auto sim = ir::simulate(sched);
-            o_.debug.print("%s%s -> %s", v.name().c_str(), tag.c_str(),
-                           sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
-          }
-          offer(std::move(sched), v.name() + tag);
-        } else {
-          o_.debug.print("%s%s -> stuck", v.name().c_str(), tag.c_str());
-        }
-        slowest_run = std::max(slowest_run, elapsed() - t0);
-      }
-      return variants.size();
-    };
-    const size_t per_cap = construct(p_, "");
-    // The cap ladder (monotone in the cap): the same heuristics under tighter caps on a fixed grid
-    // of half a microbatch's activations per rank, nearest first. A schedule found for a tighter
-    // cap is valid under this one, so a user who relaxes the cap to a grid level never gets a worse
-    // incumbent than that level's own.
-    for (const ir::Problem& q : cap_ladder(p_)) {
-      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-      if (o_.deterministic ? static_cast<double>(runs_used + per_cap) > runs_budget : elapsed() > sweep_seconds) break;
-      construct(q, "@cap" + format_number(q.memory.cap->max()));
-    }
-  }
-  // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
-  if (!best_) offer(sequential_schedule(p_), "sequential");
-  if (best_) {
-    first_incumbent_ = best_->name;
-    first_incumbent_value_ = best_->value;
-  }
-}
-
-// Steady-state decomposition (DESIGN section 7): with many microbatches, the same problem with
-// 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
-// up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
-void Search::steady_state() {
-  if (p_.direction != ir::Direction::Single || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
-  if (stopped() || !best_ || best_->value <= lower_ + 1e-9) return;
-  const int32_t base = 4 * p_.ranks;
-  if (p_.microbatches < 2 * base) return;
-  for (int32_t period : {1, p_.ranks}) {
-    if (period > 1 && p_.stages_per_rank == 1) break;
-    // The smaller problem: about 4 pp microbatches, so that the rest is whole blocks.
-    int32_t m_small = base - ((p_.microbatches - base) % period + period) % period;
-    if (m_small < 2 * period) continue;
-    ir::Problem small = p_;
-    small.microbatches = m_small;
-    SolveOptions o = o_;
-    o.progress = nullptr;
-    o.time_limit_s = std::max(kMinTimeLimit, o_.time_limit_s / 4);
-    if (!o_.deterministic) o.time_limit_s = std::min(o.time_limit_s, std::max(kMinTimeLimit, usable() / 4));
-    if (!o_.deterministic && usable() < 4 * kMinTimeLimit) return;
-    SolveResult r = synthesize(small, o);
-    if (!r.schedule || stopped()) return;
-    if (auto s = extend_periodic(*r.schedule, p_, period)) {
-      offer(std::move(*s), "block");
-      return;
-    }
-  }
-}
-
 void Search::z3_failed(const char* phase, const z3::exception& e) {
   solver_error_ = std::string("Z3: ") + e.msg();
   warnings_.push_back(std::string("Z3 failed in ") + phase + " (" + e.msg() +
@@ -993,8 +627,8 @@ SolveResult Search::run() {
   return r;
 }
 
-}  // namespace
+}  // namespace detail
 
-SolveResult synthesize(const ir::Problem& p, const SolveOptions& options) { return Search(p, options).run(); }
+SolveResult synthesize(const ir::Problem& p, const SolveOptions& options) { return detail::Search(p, options).run(); }
 
 }  // namespace schedc::solver

@@ -1,0 +1,266 @@
+// The constructive phase of the portfolio search (search_impl.h): every family, the families
+// fitted under the cap, the pair and greedy variants, the Zero Bubble sweep, the cap ladder, and
+// the steady-state block.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/simulate.h"
+#include "solver/families/families.h"
+#include "solver/synth/explain.h"
+#include "solver/synth/fit_cap.h"
+#include "solver/synth/greedy.h"
+#include "solver/synth/instance.h"
+#include "solver/synth/pair_greedy.h"
+#include "solver/synth/search_impl.h"
+#include "solver/synth/steady.h"
+#include "support/numbers.h"
+
+namespace schedc::solver {
+
+// Tighter versions of p's caps for the constructive phase, nearest first: every rank's cap rounded
+// down to the grid of h (half of the most activations one microbatch leaves on a rank), then one
+// step of h lower each, at most kLadderLevels of them, while every cap stays positive.
+constexpr int kLadderLevels = 8;
+
+std::vector<ir::Problem> cap_ladder(const ir::Problem& p, const std::vector<double>& below) {
+  std::vector<ir::Problem> out;
+  if (!p.memory.cap) return out;
+  double most = 0;
+  for (int32_t r = 0; r < p.ranks; ++r)
+    for (int32_t d = 0; d < p.num_directions(); ++d) {
+      double sum = 0;
+      for (int32_t s = 0; s < p.num_stages(); ++s)
+        if (p.rank_of(d, ir::StageId(s)).value == r) sum += std::max(0.0, p.memory.F.at(static_cast<size_t>(s)));
+      most = std::max(most, sum);
+    }
+  const double h = most / 2;
+  if (!(h > 0)) return out;
+  std::vector<double> caps(static_cast<size_t>(p.ranks));
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    double c = *p.cap_of(ir::RankId(r));
+    if (static_cast<size_t>(r) < below.size()) c = std::min(c, below[static_cast<size_t>(r)]);
+    double level = std::floor(c / h) * h;
+    if (level >= c - 1e-9 * std::max(1.0, c)) level -= h;  // strictly below the cap itself
+    caps[static_cast<size_t>(r)] = level;
+  }
+  for (int k = 0; k < kLadderLevels; ++k) {
+    if (*std::min_element(caps.begin(), caps.end()) <= 1e-9) break;
+    ir::Problem q = p;
+    // The levels are activation caps; the problem states caps with the static memory beside them.
+    std::vector<double> stated = caps;
+    for (int32_t r = 0; r < p.ranks; ++r) stated[static_cast<size_t>(r)] += p.static_of(ir::RankId(r));
+    bool uniform = std::all_of(stated.begin(), stated.end(), [&](double c) { return c == stated[0]; });
+    q.memory.cap = uniform ? ir::PerStage::of(stated[0]) : ir::PerStage::list(stated);
+    if (!ir::validate(q).empty()) break;
+    out.push_back(std::move(q));
+    for (double& c : caps) c -= h;
+  }
+  return out;
+}
+
+namespace detail {
+
+namespace {
+
+
+// The most activations each rank of s holds.
+std::vector<double> activation_peaks(const ir::Schedule& s) {
+  std::vector<double> out;
+  for (const auto& order : s.ranks) {
+    double cur = 0, peak = 0;
+    for (ir::Action a : order) peak = std::max(peak, cur += ir::memory_delta(s.problem, a));
+    out.push_back(peak);
+  }
+  return out;
+}
+/// Families built for this kind of problem (its backward, direction, placement and stages per
+/// rank): tried first, since at scale only the first one or two fit the time limit.
+bool native_family(const FamilyInfo& f, const ir::Problem& p) {
+  bool split_like = p.backward != ir::BackwardMode::Fused;
+  return (f.backward != ir::BackwardMode::Fused) == split_like && f.direction == p.direction &&
+         f.placement == p.placement && (f.stages_per_rank == 0 || f.stages_per_rank == p.stages_per_rank);
+}
+}  // namespace
+
+void Search::collect_incumbents() {
+  // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
+  // each takes seconds, so a family that would end past the limit is not started.
+  double slowest = 0;
+  // The families' orders, for fitting under the tighter caps of the ladder below (fit_cap.h): at
+  // most 4e6 actions kept in all.
+  std::vector<std::pair<std::string, ir::Schedule>> templates;
+  size_t kept_actions = 0;
+  auto keep_template = [&](const std::string& name, const ir::Schedule& s) {
+    if (!p_.memory.cap || kept_actions + s.num_actions() > 4'000'000) return;
+    kept_actions += s.num_actions();
+    templates.emplace_back(name, s);
+  };
+  if (o_.use_families) {
+    const std::vector<FamilyInfo>& all = families();
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return native_family(all[i], p_); });
+    std::vector<size_t> over_cap;  // families that gave no schedule under the cap
+    for (size_t i : order) {
+      if (stopped()) break;
+      // Once one family met the bound nothing beats it; near the limit the best so far is kept.
+      if (best_ && best_->value <= lower_ + 1e-9) break;
+      if (!o_.deterministic && usable() <= slowest) break;
+      const double t0 = elapsed();
+      Diagnostics scratch;
+      const Deadline deadline = work_deadline();
+      auto s = generate_family(all[i].name, p_, {}, SourceLoc{}, scratch, &deadline);
+      if (s) {
+        keep_template(all[i].name, *s);
+        offer(std::move(*s), all[i].name, /*verified=*/true, i);
+      } else {
+        over_cap.push_back(i);
+      }
+      slowest = std::max(slowest, elapsed() - t0);
+    }
+    // The families that do not meet the cap, fitted under it (fit_cap.h):
+    // an order that needs a little more memory than the cap keeps its structure (two directions,
+    // pp 16, m 64: dualpipe holds 17 microbatches' activations; fitted under a cap of 16 it gives
+    // 346.6 where the best greedy variant reached 398.5).
+    if (p_.memory.cap) {
+      ir::Problem open = p_;
+      open.memory.cap.reset();
+      for (size_t i : over_cap) {
+        if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+        if (!o_.deterministic && usable() <= slowest) break;
+        const double t0 = elapsed();
+        Diagnostics scratch;
+        const Deadline deadline = work_deadline();
+        if (auto s = generate_family(all[i].name, open, {}, SourceLoc{}, scratch, &deadline)) {
+          auto fitted = defer_to_cap(*s, p_);
+          o_.debug.print("%s-fitted: %s", all[i].name.c_str(), fitted ? "fits" : "does not fit");
+          if (fitted) offer(std::move(*fitted), all[i].name + "-fitted");
+          keep_template(all[i].name, *s);
+        }
+        slowest = std::max(slowest, elapsed() - t0);
+      }
+    }
+  }
+  // Every family fitted under caps below its own peak (three levels of the ladder's grid): fewer
+  // forwards in flight can run the backwards sooner (two directions, pp 16, m 64, cap 24:
+  // dualpipe 350.7 at its peak of 17; fitted under 16, 346.6).
+  for (const auto& [name, t] : templates) {
+    if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+    if (!o_.deterministic && (usable() <= slowest || elapsed() > o_.time_limit_s / 8)) break;
+    std::vector<ir::Problem> levels = cap_ladder(p_, activation_peaks(t));
+    for (size_t k = 0; k < std::min<size_t>(3, levels.size()); ++k) {
+      auto fitted = defer_to_cap(t, levels[k]);
+      if (!fitted) break;
+      fitted->problem = p_;  // valid under p_'s caps, which are no tighter
+      offer(std::move(*fitted), name + "-fitted@cap" + format_number(levels[k].memory.cap->max()));
+    }
+  }
+  // Where units are priced below their members, orders built around them (a DualPipe-like
+  // steady state the local search does not find on its own).
+  if (o_.use_greedy)
+    for (const PairVariant& v : pair_variants(p_)) {
+      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+      if (!o_.deterministic && elapsed() > o_.time_limit_s / 8) break;
+      const Deadline deadline = work_deadline();
+      if (auto s = pair_greedy(p_, v, &deadline)) offer(std::move(*s), v.name());
+    }
+  // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
+  // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
+  const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
+  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || usable() > slowest)) {
+    const double sweep_seconds = o_.time_limit_s / 4;
+    // Variant runs the quarter of the budget allows (deterministic mode: a count from the
+    // problem's size instead of the clock); the cap ladder below gets what the cap's own runs leave.
+    double runs_budget = 0;
+    size_t runs_used = 0;
+    double slowest_run = 0;  // seconds of the slowest variant run (with its verification)
+    auto construct = [&](const ir::Problem& q, const std::string& tag) {
+      const double built_at = elapsed();
+      Instance inst = build_instance(q, {.ticks_per_step = 0, .symmetry = false, .rank_work = false});
+      o_.debug.print("instance%s: %zu actions in %.2f s", tag.c_str(), inst.size(), elapsed() - built_at);
+      std::vector<GreedyVariant> variants = greedy_variants(inst);
+      // The Zero Bubble sweep: as many variants as a quarter of the budget allows.
+      std::vector<GreedyVariant> sweep = zb_variants(inst);
+      size_t sweep_count = sweep.size();
+      if (o_.deterministic) {
+        double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
+        runs_budget = sweep_seconds / std::max(1e-9, per_variant);
+        sweep_count = static_cast<size_t>(std::clamp(runs_budget, 8.0, double(sweep.size())));
+      }
+      size_t classic = variants.size();
+      variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
+      for (size_t k = 0; k < variants.size(); ++k) {
+        const GreedyVariant& v = variants[k];
+        if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;  // nothing beats the bound
+        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : usable() <= slowest_run)) break;
+        ++runs_used;
+        const double t0 = elapsed();
+        const Deadline deadline = work_deadline();
+        if (auto orders = greedy_orders(inst, v, &deadline)) {
+          ir::Schedule sched = to_schedule(inst, *orders);
+          sched.problem = p_;  // valid under q's caps, so under p's, which are no tighter
+          if (o_.debug.enabled()) {
+            auto sim = ir::simulate(sched);
+            o_.debug.print("%s%s -> %s", v.name().c_str(), tag.c_str(),
+                           sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
+          }
+          offer(std::move(sched), v.name() + tag);
+        } else {
+          o_.debug.print("%s%s -> stuck", v.name().c_str(), tag.c_str());
+        }
+        slowest_run = std::max(slowest_run, elapsed() - t0);
+      }
+      return variants.size();
+    };
+    const size_t per_cap = construct(p_, "");
+    // The cap ladder (monotone in the cap): the same heuristics under tighter caps on a fixed grid
+    // of half a microbatch's activations per rank, nearest first. A schedule found for a tighter
+    // cap is valid under this one, so a user who relaxes the cap to a grid level never gets a worse
+    // incumbent than that level's own.
+    for (const ir::Problem& q : cap_ladder(p_)) {
+      if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
+      if (o_.deterministic ? static_cast<double>(runs_used + per_cap) > runs_budget : elapsed() > sweep_seconds) break;
+      construct(q, "@cap" + format_number(q.memory.cap->max()));
+    }
+  }
+  // One microbatch at a time: slow, but it meets every cap that any schedule can meet (usually).
+  if (!best_) offer(sequential_schedule(p_), "sequential");
+  if (best_) {
+    first_incumbent_ = best_->name;
+    first_incumbent_value_ = best_->value;
+  }
+}
+// Steady-state decomposition (DESIGN section 7): with many microbatches, the same problem with
+// 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
+// up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
+void Search::steady_state() {
+  if (p_.direction != ir::Direction::Single || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
+  if (stopped() || !best_ || best_->value <= lower_ + 1e-9) return;
+  const int32_t base = 4 * p_.ranks;
+  if (p_.microbatches < 2 * base) return;
+  for (int32_t period : {1, p_.ranks}) {
+    if (period > 1 && p_.stages_per_rank == 1) break;
+    // The smaller problem: about 4 pp microbatches, so that the rest is whole blocks.
+    int32_t m_small = base - ((p_.microbatches - base) % period + period) % period;
+    if (m_small < 2 * period) continue;
+    ir::Problem small = p_;
+    small.microbatches = m_small;
+    SolveOptions o = o_;
+    o.progress = nullptr;
+    o.time_limit_s = std::max(kMinTimeLimit, o_.time_limit_s / 4);
+    if (!o_.deterministic) o.time_limit_s = std::min(o.time_limit_s, std::max(kMinTimeLimit, usable() / 4));
+    if (!o_.deterministic && usable() < 4 * kMinTimeLimit) return;
+    SolveResult r = synthesize(small, o);
+    if (!r.schedule || stopped()) return;
+    if (auto s = extend_periodic(*r.schedule, p_, period)) {
+      offer(std::move(*s), "block");
+      return;
+    }
+  }
+}
+
+}  // namespace detail
+
+}  // namespace schedc::solver
