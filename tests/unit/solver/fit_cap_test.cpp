@@ -34,6 +34,24 @@ std::map<int, std::vector<Action>> by_microbatch(const std::vector<Action>& orde
   return out;
 }
 
+// Two directions, pp 16, m 64, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5: dualpipe
+// holds 17 microbatches' activations on a rank.
+Problem two_directions_pp16() {
+  Problem p;
+  p.ranks = 16;
+  p.microbatches = 64;
+  p.direction = Direction::Bidirectional;
+  p.backward = BackwardMode::Split;
+  p.cost.F = PerStage::of(2);
+  p.cost.B = PerStage::of(2);
+  p.cost.W = PerStage::of(1);
+  p.cost.comm = 0.1;
+  p.memory.F = PerStage::of(1);
+  p.memory.B = PerStage::of(-0.5);
+  p.memory.W = PerStage::of(-0.5);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("deferring forwards fits every rank under its cap, keeping each microbatch's order") {
@@ -80,18 +98,7 @@ TEST_CASE("dualpipe over a cap of pp, fitted under it, keeps its pace") {
   // pp 16, m 64, two directions, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5:
   // dualpipe holds 17 microbatches' activations; fitted under 16 it must stay valid and within
   // 5 % of its own makespan (the greedy's best at this cap was 398.5, 14 % above dualpipe).
-  Problem p;
-  p.ranks = 16;
-  p.microbatches = 64;
-  p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
-  p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
+  Problem p = two_directions_pp16();
   Diagnostics d;
   auto s = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);
   REQUIRE(s.has_value());
@@ -113,18 +120,7 @@ TEST_CASE("dualpipe over a cap of pp, fitted under it, keeps its pace") {
 TEST_CASE("the solve fits families under caps below their own peak: the incumbent beats dualpipe") {
   // Two directions, pp 16, m 64, cap 24 (dualpipe, at its peak of 17, meets it: 350.7). Fitted
   // under 16.5 it gives 345.6; without that step the constructive phase's best was dualpipe.
-  Problem p;
-  p.ranks = 16;
-  p.microbatches = 64;
-  p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
-  p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
+  Problem p = two_directions_pp16();
   p.memory.cap = PerStage::of(24);
   Diagnostics d;
   auto dualpipe = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);
