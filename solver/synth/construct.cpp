@@ -88,12 +88,12 @@ void Search::collect_incumbents() {
   // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
   // each takes seconds, so a family that would end past the limit is not started.
   double slowest = 0;
-  // The families' orders, for fitting under the tighter caps of the ladder below (fit_cap.h): at
-  // most 4e6 actions kept in all.
+  // The families' orders, for fitting under caps below their own peaks (fit_cap.h), with a cap
+  // or without: at most 4e6 actions kept in all.
   std::vector<std::pair<std::string, ir::Schedule>> templates;
   size_t kept_actions = 0;
   auto keep_template = [&](const std::string& name, const ir::Schedule& s) {
-    if (!p_.memory.cap || kept_actions + s.num_actions() > 4'000'000) return;
+    if (kept_actions + s.num_actions() > 4'000'000) return;
     kept_actions += s.num_actions();
     templates.emplace_back(name, s);
   };
@@ -143,13 +143,21 @@ void Search::collect_incumbents() {
       }
     }
   }
-  // Every family fitted under caps below its own peak (three levels of the ladder's grid): fewer
-  // forwards in flight can run the backwards sooner (two directions, pp 16, m 64, cap 24:
-  // dualpipe 350.7 at its peak of 17; fitted under 16, 346.6).
+  // Every family fitted under caps below its own peak (three levels of the ladder's grid), with or
+  // without a stated cap: fewer forwards in flight can run the backwards sooner (two directions,
+  // pp 16, m 64, cap 24: dualpipe 350.7 at its peak of 17; fitted under 16.5, 345.6).
   for (const auto& [name, t] : templates) {
     if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
     if (!o_.deterministic && (usable() <= slowest || elapsed() > o_.time_limit_s / 8)) break;
-    std::vector<ir::Problem> levels = cap_ladder(p_, activation_peaks(t));
+    const std::vector<double> peaks = activation_peaks(t);
+    ir::Problem capped = p_;  // without a cap, the levels start below the family's own peak
+    if (!capped.memory.cap) {
+      double top = 0;
+      for (int32_t r = 0; r < p_.ranks; ++r)
+        top = std::max(top, peaks[static_cast<size_t>(r)] + p_.static_of(ir::RankId(r)));
+      capped.memory.cap = ir::PerStage::of(top);
+    }
+    std::vector<ir::Problem> levels = cap_ladder(capped, peaks);
     for (size_t k = 0; k < std::min<size_t>(3, levels.size()); ++k) {
       auto fitted = defer_to_cap(t, levels[k]);
       if (!fitted) break;
