@@ -134,7 +134,7 @@ void Search::collect_incumbents() {
         Diagnostics scratch;
         const Deadline deadline = work_deadline();
         if (auto s = generate_family(all[i].name, open, {}, SourceLoc{}, scratch, &deadline)) {
-          auto fitted = defer_to_cap(*s, p_);
+          auto fitted = defer_to_cap(*s, p_, &deadline);
           o_.debug.print("%s-fitted: %s", all[i].name.c_str(), fitted ? "fits" : "does not fit");
           if (fitted) offer(std::move(*fitted), all[i].name + "-fitted");
           keep_template(all[i].name, *s);
@@ -159,7 +159,8 @@ void Search::collect_incumbents() {
     }
     std::vector<ir::Problem> levels = cap_ladder(capped, peaks);
     for (size_t k = 0; k < std::min<size_t>(3, levels.size()); ++k) {
-      auto fitted = defer_to_cap(t, levels[k]);
+      const Deadline deadline = work_deadline();
+      auto fitted = defer_to_cap(t, levels[k], &deadline);
       if (!fitted) break;
       fitted->problem = p_;  // valid under p_'s caps, which are no tighter
       offer(std::move(*fitted), name + "-fitted@cap" + format_number(levels[k].memory.cap->max()));

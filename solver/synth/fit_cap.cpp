@@ -32,8 +32,9 @@ class RankFit {
     for (size_t i = 0; i < in.size(); ++i) final_[in[i].mb.index()] += delta_[i];
   }
 
-  // The order, or nullopt when some actions never fit.
-  std::optional<std::vector<ir::Action>> run() {
+  // The order, or nullopt when some actions never fit or the deadline passes.
+  std::optional<std::vector<ir::Action>> run(const Deadline* deadline) {
+    Deadline::Poll poll(deadline, 256);
     std::vector<ir::Action> out;
     out.reserve(in_.size());
     std::vector<char> placed(in_.size(), 0);
@@ -50,6 +51,7 @@ class RankFit {
     };
     auto drain = [&] {
       for (bool progress = true; progress && !waiting.empty();) {
+        if (poll.passed()) return;
         progress = false;
         for (size_t k = 0; k < waiting.size(); ++k)
           if (try_place(waiting[k])) {
@@ -60,11 +62,12 @@ class RankFit {
       }
     };
     for (size_t i = 0; i < in_.size(); ++i) {
+      if (poll.passed()) return std::nullopt;
       if (!try_place(i)) waiting.push_back(i);
       else if (!waiting.empty()) drain();
     }
     drain();
-    if (!waiting.empty()) return std::nullopt;
+    if (!waiting.empty() || (deadline && deadline->passed())) return std::nullopt;
     return out;
   }
 
@@ -86,7 +89,6 @@ class RankFit {
     int64_t free = cap_ - memory_ - delta_[i];
     bool seen = false;
     for (size_t x : order_) {
-      if (next_[x] == mine_[x].size()) continue;  // finished: holds its final memory
       const int64_t held = hold_[x] + (x == mb ? delta_[i] : 0);
       const int64_t still = x == mb ? need(x, 1) : need(x);
       if (still > free) return false;
@@ -104,7 +106,8 @@ class RankFit {
     }
     memory_ += delta_[i];
     hold_[mb] += delta_[i];
-    ++next_[mb];
+    // A finished microbatch holds its final memory for good: the safety check skips it.
+    if (++next_[mb] == mine_[mb].size()) order_.erase(std::find(order_.begin(), order_.end(), mb));
   }
 
   const ir::Problem& p_;
@@ -116,12 +119,12 @@ class RankFit {
   std::vector<size_t> next_;                // per microbatch: how many of them have run
   std::vector<int64_t> hold_, final_;
   std::vector<size_t> started_at_;
-  std::vector<size_t> order_;  // microbatches in the order they started
+  std::vector<size_t> order_;  // unfinished microbatches in the order they started
 };
 
 }  // namespace
 
-std::optional<ir::Schedule> defer_to_cap(const ir::Schedule& s, const ir::Problem& p) {
+std::optional<ir::Schedule> defer_to_cap(const ir::Schedule& s, const ir::Problem& p, const Deadline* deadline) {
   if (!p.memory.cap) return std::nullopt;
   const int64_t scale = ir::memory_scale(p);
   ir::Schedule out;
@@ -140,7 +143,7 @@ std::optional<ir::Schedule> defer_to_cap(const ir::Schedule& s, const ir::Proble
       out.ranks[r] = s.ranks[r];
       continue;
     }
-    auto order = RankFit(p, s.ranks[r], limit).run();
+    auto order = RankFit(p, s.ranks[r], limit).run(deadline);
     if (!order) return std::nullopt;
     out.ranks[r] = std::move(*order);
   }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "ir/schedule.h"
+#include "support/deadline.h"
 
 namespace schedc::solver {
 
@@ -19,7 +20,8 @@ namespace schedc::solver {
 /// but across ranks the new orders can wait on each other in a cycle, which the caller's
 /// verification rejects. s's overlapped units are dropped (their pairs run one after the other:
 /// valid, though no longer overlapped). nullopt when some rank's waiting actions never fit, or
-/// when `p` has no cap. The result's problem is `p`.
-std::optional<ir::Schedule> defer_to_cap(const ir::Schedule& s, const ir::Problem& p);
+/// when `p` has no cap, or the deadline passes. The result's problem is `p`.
+std::optional<ir::Schedule> defer_to_cap(const ir::Schedule& s, const ir::Problem& p,
+                                         const Deadline* deadline = nullptr);
 
 }  // namespace schedc::solver

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "ir/simulate.h"
@@ -112,6 +113,10 @@ TEST_CASE("dualpipe over a cap of pp, fitted under it, keeps its pace") {
   REQUIRE(verify(*t).empty());
   const double fitted = simulate(*t).timeline->metrics.makespan;
   CHECK(fitted <= 1.05 * own.timeline->metrics.makespan);
+  // A passed deadline gives nothing (at pp 1024 a walk takes seconds).
+  Deadline past;
+  past.at = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  CHECK_FALSE(solver::defer_to_cap(*s, p, &past).has_value());
   // Without a cap there is nothing to fit.
   p.memory.cap.reset();
   CHECK_FALSE(solver::defer_to_cap(*s, p).has_value());
