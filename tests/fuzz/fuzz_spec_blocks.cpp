@@ -5,8 +5,8 @@
 // arguments go through CLI11 with the real option table (ProblemFlags, ScheduleFlags), then
 // ProblemFlags::apply; the spec through frontend::parse_spec; then the runtime block through
 // codegen::read_runtime_config, solve options through solver::apply_solve_params, and a family
-// source or `--family` through driver::obtain_schedule (family defaults, parameters, verify) on
-// small problems. Nothing may crash or throw; a bad flag is a `bad-flag` diagnostic (the CLI's
+// source or `--family` through the driver's schedule and verify phases (family defaults,
+// parameters, verify) on small problems. Nothing may crash or throw; a bad flag is a `bad-flag` diagnostic (the CLI's
 // exit 2) with a message; each reader returns failure exactly when it reported an error; a
 // schedule that obtain_schedule returns simulates to completion.
 
@@ -24,7 +24,7 @@
 #include "solver/synth/synthesize.h"
 #include "support/diagnostics.h"
 #include "support/source.h"
-#include "tools/schedc/driver.h"
+#include "tools/schedc/phases.h"
 
 namespace {
 
@@ -108,9 +108,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (solve || !is_small(in.spec.problem)) return 0;  // the solver is the solver's fuzzing, not this one's
 
   const size_t before = s.diags.error_count();
-  std::optional<ir::Schedule> sched = driver::obtain_schedule(s, in, schedule_flags);
+  std::optional<ir::Schedule> sched = driver::schedule(s, in, schedule_flags);
+  std::optional<ir::Timeline> timeline;
+  bool valid = sched && driver::verify(s, in, *sched, timeline);
   (void)s.diags.str();
-  require(sched.has_value() == (s.diags.error_count() == before), "obtain_schedule's result disagrees with its errors");
-  if (sched) (void)driver::simulate_verified(*sched);  // an internal error (exit 3, a finding) when it deadlocks
+  require(valid == (s.diags.error_count() == before), "the schedule and verify phases disagree with their errors");
+  if (valid) (void)driver::simulate(*sched);  // an internal error (exit 3, a finding) when it deadlocks
   return 0;
 }

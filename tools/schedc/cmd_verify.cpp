@@ -167,13 +167,13 @@ std::string verdict_json(const std::string& path, const Input& in, const ir::Sch
 
 void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
-    ScheduleArgs args;
+    Request rq;
     bool optimal = false;
     std::string format = "text", output;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
-  opts->args.add_to(*cmd);
+  opts->rq.args.add_to(*cmd);
   cmd->add_flag("--optimal", opts->optimal,
                 "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
                 "(limited by --time-limit, default 60 s)");
@@ -181,19 +181,19 @@ void add_verify_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   cmd->callback([opts, &rc] {
     Session s;
-    if (opts->args.path.empty()) {
+    if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
       rc = s.finish();
       return;
     }
-    auto done = load_and_schedule(s, opts->args);
-    if (!done) {
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) {
       rc = s.fail();
       return;
     }
-    const Input* in = &done->input;
-    const ir::Schedule* sched = &done->schedule;
-    const ir::Timeline& t = done->timeline;
+    const Input* in = &*c.input;
+    const ir::Schedule* sched = &*c.schedule;
+    const ir::Timeline& t = *c.timeline;
     bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
     ok &= check_driver_expectations(s, *in, *sched);
     if (!ok) {
@@ -202,14 +202,14 @@ void add_verify_command(CLI::App& app, int& rc) {
     }
     std::string argument;
     if (opts->optimal) {
-      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument)) {
+      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->rq.args.schedule, &argument)) {
         rc = s.fail();
         return;
       }
     }
     std::string out = opts->format == "json"
                           ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
-                          : verdict_text(opts->args.path, *in, *sched, t.metrics, opts->optimal, argument);
+                          : verdict_text(opts->rq.args.path, *in, *sched, t.metrics, opts->optimal, argument);
     rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
   });
 }
