@@ -21,6 +21,7 @@ void add_build_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "the executable to write")->required();
   opts->rq.build.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, false);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
   cmd->callback([opts, &rc] {
     Session s;
     Compilation c;

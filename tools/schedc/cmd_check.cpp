@@ -77,6 +77,7 @@ void add_check_command(CLI::App& app, int& rc) {
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->rq.args.problem.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
   cmd->callback([opts, &rc] {
     Session s;
     Request& rq = opts->rq;

@@ -134,6 +134,7 @@ void add_emit_command(CLI::App& app, int& rc) {
   cmd->add_option("--target", opts->target, "cpp")->check(CLI::IsMember({"cpp"}));
   cmd->add_option("-o,--output", opts->output, "the directory to write")->required();
   opts->rq.runtime.add_to(*cmd, false);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
   cmd->callback([opts, &rc] {
     Session s;
     Compilation c;

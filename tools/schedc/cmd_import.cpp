@@ -17,6 +17,7 @@ void add_import_command(CLI::App& app, int& rc) {
   cmd->add_option("file", opts->rq.args.path, "the file to import")->required();
   cmd->add_option("-o,--output", opts->output, "write the schedule JSON here instead of stdout");
   opts->rq.args.problem.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, Phase::Simulate);
   cmd->callback([opts, &rc] {
     Session s;
     const std::string& path = opts->rq.args.path;

@@ -95,6 +95,7 @@ void add_profile_command(CLI::App& app, int& rc) {
   opts->rq.args.problem.add_to(*cmd);
   opts->rq.args.schedule.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, false);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
   cmd->callback([opts, &rc] {
     Session s;
     Request& rq = opts->rq;

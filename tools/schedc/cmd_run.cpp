@@ -43,6 +43,7 @@ void add_run_command(CLI::App& app, int& rc) {
   cmd->add_option("--fault", opts->fault, "testing: drop-send=RANK | throw=RANK")->group("");
   opts->rq.build.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, true);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
   cmd->callback([opts, &rc] {
     Session s;
     Request& rq = opts->rq;

@@ -38,6 +38,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->rq.args.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, Phase::VerifyProgram);
   cmd->callback([opts, &rc] {
     Session s;
     const std::string& f = opts->format;

@@ -19,6 +19,7 @@ void add_show_command(CLI::App& app, int& rc) {
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
   opts->rq.args.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, Phase::Simulate);
   cmd->callback([opts, &rc] {
     Session s;
     Compilation c;

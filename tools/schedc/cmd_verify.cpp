@@ -174,6 +174,7 @@ void add_verify_command(CLI::App& app, int& rc) {
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
   opts->rq.args.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, Phase::Simulate);
   cmd->add_flag("--optimal", opts->optimal,
                 "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
                 "(limited by --time-limit, default 60 s)");

@@ -1,11 +1,13 @@
 #pragma once
 // The driver: the compiler as its list of phases (phases.h), run in order up to the one a command
-// needs. Each command (cmd_*.cpp) fills a Request, runs the phases with run_until, and formats what
-// they made.
+// needs, printing the data after any phase asked for (--dump-after). Each command (cmd_*.cpp)
+// fills a Request, runs the phases with run_until, and formats what they made.
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "tools/schedc/flags.h"
 #include "tools/schedc/phases.h"
@@ -14,10 +16,20 @@
 
 namespace schedc::driver {
 
+/// `--dump-after PHASE` (repeatable, or comma-separated): print the data after each phase named,
+/// on stderr (docs/driver.md says what each phase prints).
+struct DumpFlags {
+  std::vector<std::string> phases;
+
+  /// Adds --dump-after; its help lists the phases up to `last`, the last one the command runs.
+  void add_to(CLI::App& cmd, Phase last);
+};
+
 /// What a command asks of the driver.
 struct Request {
   ScheduleArgs args;                // the input, the problem flags, how to obtain the schedule
-  Phase last = Phase::Simulate;     // the last phase the command runs
+  Phase last = Phase::Simulate;     // the last phase the command runs (what --dump-after may name)
+  DumpFlags dump;
   bool probe = false;               // profile: the schedule phase makes a probe of the problem
   RuntimeFlags runtime;             // emit, build, run, profile: the runtime flags given
   bool runtime_at_launch = false;   // run, profile: they go on the executor's command line, else
@@ -40,8 +52,8 @@ struct Compilation {
   int exit_status = 0;                              // run: the executor's
 };
 
-/// Runs the phases after `c.done` up to and including `until` (default: `rq.last`). False after
-/// reporting; `c` then holds what the phases
+/// Runs the phases after `c.done` up to and including `until` (default: `rq.last`), printing the
+/// data after each phase `rq.dump` names. False after reporting; `c` then holds what the phases
 /// before the failing one made. A command that checks something between two phases calls this
 /// twice.
 bool run_until(Session& s, const Request& rq, Compilation& c, std::optional<Phase> until = std::nullopt);

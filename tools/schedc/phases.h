@@ -6,7 +6,7 @@
 //
 // Each takes plain data and returns plain data, and reports what goes wrong through the Session;
 // a phase that fails returns nullopt (or false) after reporting, and the driver stops there.
-// driver.h strings them together.
+// driver.h strings them together; dump.h prints what each one made (--dump-after).
 
 #include <array>
 #include <cstdint>
@@ -29,6 +29,18 @@
 namespace schedc::driver {
 
 enum class Phase : uint8_t { Load, Schedule, Verify, Simulate, Lower, VerifyProgram, Emit, Build, Run };
+
+/// Every phase, in the order they run.
+inline constexpr std::array<Phase, 9> kPhases = {Phase::Load,          Phase::Schedule, Phase::Verify,
+                                                 Phase::Simulate,      Phase::Lower,    Phase::VerifyProgram,
+                                                 Phase::Emit,          Phase::Build,    Phase::Run};
+
+/// The phase's name on the command line: `load`, `schedule`, ..., `verify-program`, ...
+std::string_view to_string(Phase p);
+/// The phase a name stands for (`verify_program` is accepted too); nullopt for any other name.
+std::optional<Phase> parse_phase(std::string_view name);
+/// `load, schedule, ..., P`: the names of the phases up to `last`, for messages and help.
+std::string phase_names(Phase last);
 
 // ---- load ---------------------------------------------------------------------------------
 
