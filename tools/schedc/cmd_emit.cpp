@@ -128,21 +128,15 @@ void add_emit_command(CLI::App& app, int& rc) {
     Request rq;
   };
   auto opts = std::make_shared<Opts>();
-  opts->rq.last = Phase::Emit;
   CLI::App* cmd = app.add_subcommand("emit", "generate the per-rank C++ executor of a schedule");
-  opts->rq.args.add_to(*cmd);
+  opts->rq.add_to(*cmd, Phase::Emit);
   cmd->add_option("--target", opts->target, "cpp")->check(CLI::IsMember({"cpp"}));
   cmd->add_option("-o,--output", opts->output, "the directory to write")->required();
   opts->rq.runtime.add_to(*cmd, false);
-  opts->rq.dump.add_to(*cmd, opts->rq.last);
-  cmd->callback([opts, &rc] {
-    Session s;
+  set_callback(*cmd, rc, [opts](Session& s) {
     Compilation c;
-    if (!run_until(s, opts->rq, c)) {
-      rc = s.fail();
-      return;
-    }
-    rc = write_folder(s, opts->output, c.emitted->files) ? s.finish() : s.fail();
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    return write_folder(s, opts->output, c.emitted->files) ? s.finish() : s.fail();
   });
 }
 

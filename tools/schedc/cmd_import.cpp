@@ -17,23 +17,17 @@ void add_import_command(CLI::App& app, int& rc) {
   cmd->add_option("file", opts->rq.args.path, "the file to import")->required();
   cmd->add_option("-o,--output", opts->output, "write the schedule JSON here instead of stdout");
   opts->rq.args.problem.add_to(*cmd);
-  opts->rq.dump.add_to(*cmd, Phase::Simulate);
-  cmd->callback([opts, &rc] {
-    Session s;
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
+  set_callback(*cmd, rc, [opts](Session& s) {
     const std::string& path = opts->rq.args.path;
     if (!path.ends_with(".csv")) {
       s.diags.error(DiagKind::BadFlag, {}, "import torch-csv: the file must end in `.csv`, got `" + path + "`");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
     Compilation c;
-    if (!run_until(s, opts->rq, c)) {
-      rc = s.fail();
-      return;
-    }
-    ir::Schedule& sched = *c.schedule;
-    sched.provenance = ir::Provenance::of("torch-csv");
-    rc = write_output(s, opts->output, ir::write_schedule_json(sched, &c.timeline->metrics)) ? s.finish() : s.fail();
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    c.schedule->provenance = ir::Provenance::of("torch-csv");
+    return finish_with_output(s, opts->output, ir::write_schedule_json(*c.schedule, &c.timeline->metrics));
   });
 }
 

@@ -96,35 +96,25 @@ void add_profile_command(CLI::App& app, int& rc) {
   opts->rq.args.schedule.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, false);
   opts->rq.dump.add_to(*cmd, opts->rq.last);
-  cmd->callback([opts, &rc] {
-    Session s;
+  set_callback(*cmd, rc, [opts](Session& s) {
     Request& rq = opts->rq;
     if (opts->write && rq.args.problem.any()) {
       s.diags.error(DiagKind::BadFlag, {}, "--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
     Compilation c;
-    if (!run_until(s, rq, c, Phase::Load)) {
-      rc = s.fail();
-      return;
-    }
+    if (!run_until(s, rq, c, Phase::Load)) return s.fail();
     const Input& in = *c.input;
     if (opts->write && in.kind != Input::Kind::Spec) {
       s.diags.error(DiagKind::Unsupported, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},
                     "--write updates the cost block of a .sched spec; give one");
-      rc = s.finish(kInputError);
-      return;
+      return s.finish(kInputError);
     }
-    if (!run_until(s, rq, c, Phase::Build)) {
-      rc = s.fail();
-      return;
-    }
+    if (!run_until(s, rq, c, Phase::Build)) return s.fail();
     TempFile out;
     if (out.path.empty()) {
       s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");
-      rc = s.finish(kInputError);
-      return;
+      return s.finish(kInputError);
     }
     c.settings->trace.clear();  // profiling records no trace
     rq.launch = {"--profile", out.path};
@@ -133,8 +123,7 @@ void add_profile_command(CLI::App& app, int& rc) {
       if (status != 127 && status <= 128)
         s.diags.error(DiagKind::Runtime, {},
                       "profiling failed (the executor's exit status is " + std::to_string(status) + ")");
-      rc = s.finish(status == 2 ? kInternalError : kInputError);
-      return;
+      return s.finish(status == 2 ? kInternalError : kInputError);
     }
     auto read = read_input(out.path);
     std::string json = std::holds_alternative<std::string>(read) ? std::get<std::string>(read) : "";
@@ -143,20 +132,17 @@ void add_profile_command(CLI::App& app, int& rc) {
                                   : std::nullopt;
     if (!measured) {
       s.diags.error(DiagKind::Internal, {}, "the executor's measurements cannot be read (a bug in schedc): " + error);
-      rc = s.finish(kInternalError);
-      return;
+      return s.finish(kInternalError);
     }
     std::string block = profile::format_cost_block(*measured);
     if (opts->write) {
       auto text = rewritten_spec(s, in, block);
-      if (!text || !profile::write_spec_atomically(s.sources.path(in.file), s.sources.text(in.file), *text, s.diags)) {
-        rc = s.finish(kInputError);
-        return;
-      }
+      if (!text || !profile::write_spec_atomically(s.sources.path(in.file), s.sources.text(in.file), *text, s.diags))
+        return s.finish(kInputError);
       std::fprintf(stderr, "schedc: wrote the measured cost block into %s\n", s.sources.path(in.file).c_str());
     }
     std::fputs(opts->format == "json" ? json.c_str() : (block + "\n").c_str(), stdout);
-    rc = s.finish(kOk);
+    return s.finish(kOk);
   });
 }
 

@@ -31,21 +31,18 @@ void add_run_command(CLI::App& app, int& rc) {
     Request rq;
   };
   auto opts = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("run", "build a schedule's executor and run it");
+  opts->rq.add_to(*cmd, Phase::Run);
   // The runtime block is compiled in as the executor's defaults; the flags are passed at run time,
   // so that changing them does not rebuild.
-  opts->rq.last = Phase::Run;
   opts->rq.runtime_at_launch = true;
-  CLI::App* cmd = app.add_subcommand("run", "build a schedule's executor and run it");
-  opts->rq.args.add_to(*cmd);
   cmd->add_flag("--check", opts->rq.check, "compare loss and gradients with a sequential run of the same model");
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--interpret", opts->interpret, "run the op tables instead of the generated code (for comparison)");
   cmd->add_option("--fault", opts->fault, "testing: drop-send=RANK | throw=RANK")->group("");
   opts->rq.build.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, true);
-  opts->rq.dump.add_to(*cmd, opts->rq.last);
-  cmd->callback([opts, &rc] {
-    Session s;
+  set_callback(*cmd, rc, [opts](Session& s) {
     Request& rq = opts->rq;
     rq.launch = {"--format", opts->format};
     if (rq.check) rq.launch.push_back("--check");
@@ -53,22 +50,17 @@ void add_run_command(CLI::App& app, int& rc) {
     if (!opts->fault.empty()) rq.launch.insert(rq.launch.end(), {"--fault", opts->fault});
     Compilation c;
     if (!run_until(s, rq, c, Phase::Emit) || !check_fault(s, opts->fault, c.program->problem.ranks) ||
-        !run_until(s, rq, c)) {
-      rc = s.fail();
-      return;
-    }
+        !run_until(s, rq, c))
+      return s.fail();
     const int status = c.exit_status;
-    if (status == 0) {
-      rc = s.finish(kOk);
-      return;
-    }
+    if (status == 0) return s.finish(kOk);
     if (status == 2) {
       s.diags.error(DiagKind::Runtime, {}, "the executor rejected its command line (a bug in schedc; please report it)");
-      rc = s.finish(kInternalError);
-      return;
+      return s.finish(kInternalError);
     }
-    if (status != 127 && status <= 128) s.diags.error(DiagKind::Runtime, {}, "the executor failed (exit status " + std::to_string(status) + ")");
-    rc = s.finish(kInputError);
+    if (status != 127 && status <= 128)
+      s.diags.error(DiagKind::Runtime, {}, "the executor failed (exit status " + std::to_string(status) + ")");
+    return s.finish(kInputError);
   });
 }
 

@@ -29,38 +29,25 @@ bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, co
 
 void add_schedule_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string format = "json", output;
+    OutputFlags out;
     Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
-  cmd->add_option("--format", opts->format, "json | torch-csv | torch-csv-comms | text | perfetto | svg | program")
-      ->check(CLI::IsMember({"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->rq.args.add_to(*cmd);
-  opts->rq.dump.add_to(*cmd, Phase::VerifyProgram);
-  cmd->callback([opts, &rc] {
-    Session s;
-    const std::string& f = opts->format;
+  opts->out.add_to(*cmd, {"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"});
+  opts->rq.add_to(*cmd, Phase::VerifyProgram);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    const std::string& f = opts->out.format;
     // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
     const bool lowered = f == "program" || f == "torch-csv-comms";
     Request& rq = opts->rq;
     rq.last = lowered ? Phase::VerifyProgram : Phase::Simulate;
     Compilation c;
-    if (!run_until(s, rq, c, Phase::Simulate)) {
-      rc = s.fail();
-      return;
-    }
+    if (!run_until(s, rq, c, Phase::Simulate)) return s.fail();
     const ir::Schedule& sched = *c.schedule;
     const ir::Timeline& t = *c.timeline;
-    if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, *c.input, sched, f)) {
-      rc = s.fail();
-      return;
-    }
-    if (lowered && !run_until(s, rq, c)) {
-      rc = s.fail();
-      return;
-    }
+    if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, *c.input, sched, f)) return s.fail();
+    if (lowered && !run_until(s, rq, c)) return s.fail();
     std::string out;
     if (f == "json") out = ir::write_schedule_json(sched, &t.metrics);
     else if (f == "torch-csv") out = codegen::emit_torch_csv(sched);
@@ -69,7 +56,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
     else if (f == "svg") out = codegen::emit_svg(sched, t);
     else if (f == "program") out = ir::format_program(*c.program);
     else if (f == "torch-csv-comms") out = codegen::emit_torch_csv_comms(*c.program);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    return finish_with_output(s, opts->out.output, out);
   });
 }
 

@@ -11,26 +11,19 @@ namespace schedc::driver {
 
 void add_show_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string format = "text", output;
+    OutputFlags out;
     Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("show", "print a schedule's timeline as a text grid or JSON");
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->rq.args.add_to(*cmd);
-  opts->rq.dump.add_to(*cmd, Phase::Simulate);
-  cmd->callback([opts, &rc] {
-    Session s;
+  opts->out.add_to(*cmd, {"text", "json"});
+  opts->rq.add_to(*cmd, Phase::Simulate);
+  set_callback(*cmd, rc, [opts](Session& s) {
     Compilation c;
-    if (!run_until(s, opts->rq, c)) {
-      rc = s.fail();
-      return;
-    }
-    const ir::Schedule& sched = *c.schedule;
-    std::string out = opts->format == "json" ? timeline_json(sched, *c.timeline)
-                                             : codegen::emit_text(sched, *c.timeline);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    const bool json = opts->out.format == "json";
+    return finish_with_output(s, opts->out.output,
+                              json ? timeline_json(*c.schedule, *c.timeline) : codegen::emit_text(*c.schedule, *c.timeline));
   });
 }
 

@@ -169,49 +169,34 @@ void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
     Request rq;
     bool optimal = false;
-    std::string format = "text", output;
+    OutputFlags out;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
-  opts->rq.args.add_to(*cmd);
-  opts->rq.dump.add_to(*cmd, Phase::Simulate);
+  opts->rq.add_to(*cmd, Phase::Simulate);
   cmd->add_flag("--optimal", opts->optimal,
                 "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
                 "(limited by --time-limit, default 60 s)");
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  cmd->callback([opts, &rc] {
-    Session s;
+  opts->out.add_to(*cmd, {"text", "json"});
+  set_callback(*cmd, rc, [opts](Session& s) {
     if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
     Compilation c;
-    if (!run_until(s, opts->rq, c)) {
-      rc = s.fail();
-      return;
-    }
-    const Input* in = &*c.input;
-    const ir::Schedule* sched = &*c.schedule;
-    const ir::Timeline& t = *c.timeline;
-    bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
-    ok &= check_driver_expectations(s, *in, *sched);
-    if (!ok) {
-      rc = s.fail();
-      return;
-    }
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    const Input& in = *c.input;
+    const ir::Schedule& sched = *c.schedule;
+    const ir::Metrics& m = c.timeline->metrics;
+    bool ok = ir::check_metric_expectations(in.spec.expect, m, s.diags);
+    ok &= check_driver_expectations(s, in, sched);
+    if (!ok) return s.fail();
     std::string argument;
-    if (opts->optimal) {
-      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->rq.args.schedule, &argument)) {
-        rc = s.fail();
-        return;
-      }
-    }
-    std::string out = opts->format == "json"
-                          ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
-                          : verdict_text(opts->rq.args.path, *in, *sched, t.metrics, opts->optimal, argument);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    if (opts->optimal && !check_optimal_claim(s, in, sched, m, opts->rq.args.schedule, &argument)) return s.fail();
+    std::string out = opts->out.format == "json"
+                          ? verdict_json(s.sources.path(in.file), in, sched, m, opts->optimal, argument)
+                          : verdict_text(opts->rq.args.path, in, sched, m, opts->optimal, argument);
+    return finish_with_output(s, opts->out.output, out);
   });
 }
 

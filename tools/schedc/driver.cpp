@@ -64,6 +64,12 @@ void DumpFlags::add_to(CLI::App& cmd, Phase last) {
       ->group("Debugging");
 }
 
+void Request::add_to(CLI::App& cmd, Phase last_phase) {
+  last = last_phase;
+  args.add_to(cmd);
+  dump.add_to(cmd, last);
+}
+
 // The compiler, phase after phase (DESIGN section 1). Each step runs when it is still to run in
 // this call, and stops the compiler when it fails.
 bool run_until(Session& s, const Request& rq, Compilation& c, std::optional<Phase> until) {

@@ -37,6 +37,10 @@ struct Request {
   bool check = false;               // run --check: the stage needs a sequential reference
   BuildSettings build;              // build, run, profile
   std::vector<std::string> launch;  // run, profile: more arguments for the executor
+
+  /// Sets `last` and adds the input with the problem and schedule flags (ScheduleArgs) and
+  /// --dump-after.
+  void add_to(CLI::App& cmd, Phase last_phase);
 };
 
 /// What the phases made so far; each phase fills in its part.

@@ -287,6 +287,14 @@ std::string source_name(const std::string& path, const ProblemFlags& p, const Sc
   return out.empty() ? "the command line" : out;
 }
 
+void OutputFlags::add_to(CLI::App& cmd, const std::vector<std::string>& formats) {
+  format = formats.front();
+  std::string help;
+  for (const std::string& f : formats) help += (help.empty() ? "" : " | ") + f;
+  cmd.add_option("--format", format, help)->check(CLI::IsMember(formats));
+  cmd.add_option("-o,--output", output, "write to this file instead of stdout");
+}
+
 void BuildSettings::add_to(CLI::App& cmd) {
   cmd.add_option("--cache-dir", cache_dir, "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
   cmd.add_flag("--verbose,-v", verbose, "print the compiler and launcher commands");

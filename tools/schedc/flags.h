@@ -61,6 +61,14 @@ struct ScheduleArgs {
   void add_to(CLI::App& cmd);
 };
 
+/// `--format F` (one of `formats`; the first is the default) and `-o,--output FILE` (stdout when
+/// not given), for a command that writes one document.
+struct OutputFlags {
+  std::string format, output;
+
+  void add_to(CLI::App& cmd, const std::vector<std::string>& formats);
+};
+
 /// How the input names itself in generated headers: the path, or the flags that made it.
 std::string source_name(const std::string& path, const ProblemFlags& problem, const ScheduleFlags& schedule);
 

@@ -67,4 +67,8 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
   return true;
 }
 
+int finish_with_output(Session& s, const std::string& path, const std::string& content) {
+  return write_output(s, path, content) ? s.finish() : s.fail();
+}
+
 }  // namespace schedc::driver

@@ -38,4 +38,7 @@ struct Session {
 /// empty or "-". Reports `io` on failure.
 bool write_output(Session& s, const std::string& path, const std::string& content);
 
+/// write_output, then the exit code: finish(), or fail() when the output could not be written.
+int finish_with_output(Session& s, const std::string& path, const std::string& content);
+
 }  // namespace schedc::driver
