@@ -24,7 +24,7 @@
 #include "codegen/emit.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "codegen/verify_program.h"
 #include "ir/json_io.h"
 #include "ir/simulate.h"
@@ -185,7 +185,7 @@ void check_round_trips(const Schedule& s, const Metrics& metrics) {
     for (const char* f : {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
                           "backward"})
       given.emplace(f, SourceLoc{});
-    auto back = codegen::import_torch_csv(sources, file, s.problem, given, diags);
+    auto back = frontend::read_torch_csv(sources, file, s.problem, given, diags);
     if (!back) report("the exported torch-csv does not import", s, diags.str() + sources.text(file));
     if (!same_orders(*back, s)) report("torch-csv does not round-trip", s, sources.text(file));
   }

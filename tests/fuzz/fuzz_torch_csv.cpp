@@ -1,4 +1,4 @@
-// libFuzzer target: the torch-csv importer (codegen::import_torch_csv) on any bytes, with the
+// libFuzzer target: the torch-csv importer (frontend::read_torch_csv) on any bytes, with the
 // problem flags `schedc import torch-csv` takes drawn from the input too. Layout: one byte saying
 // which of --pp, --microbatches, --backward, --placement, --vpp are set, one byte for each of
 // their values, then the CSV text. As in the CLI, a flag value out of its range is refused before
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "codegen/emit.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data) + skip, size - skip);
   int32_t file = sources.add("fuzz.csv", text);
   Diagnostics diags(&sources);
-  auto sched = codegen::import_torch_csv(sources, file, base, given, diags);
+  auto sched = frontend::read_torch_csv(sources, file, base, given, diags);
   (void)diags.str();
   if (sched.has_value() == diags.has_errors()) fail("a schedule returned with errors, or none without", diags.str());
   if (!sched) return 0;
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string exported = codegen::emit_torch_csv(s);
   int32_t file2 = again.add("again.csv", exported);
   Diagnostics diags2(&again);
-  auto back = codegen::import_torch_csv(again, file2, base, given, diags2);
+  auto back = frontend::read_torch_csv(again, file2, base, given, diags2);
   if (!back) fail("the exported torch-csv does not import", show() + "\nexported:\n" + exported + "\n" + diags2.str());
   if (!same_orders(*back, s) || !(back->problem == s.problem))
     fail("torch-csv does not round-trip", show() + "\nexported:\n" + exported);

@@ -1,7 +1,7 @@
 // The load phase: the input file (a .sched spec, schedule JSON or torch-csv), with the problem
 // flags over its problem.
 
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "tools/schedc/phases.h"
 
@@ -57,7 +57,7 @@ std::optional<Input> load(Session& s, const std::string& path, const ProblemFlag
       in.kind = Input::Kind::TorchCsv;
       frontend::Spec base;
       if (!flags.apply(base, true, s.diags)) return std::nullopt;
-      auto sched = codegen::import_torch_csv(s.sources, in.file, base.problem, base.given, s.diags);
+      auto sched = frontend::read_torch_csv(s.sources, in.file, base.problem, base.given, s.diags);
       if (!sched) return std::nullopt;
       in.spec.problem = sched->problem;
       in.spec.schedule.kind = frontend::SourceKind::Explicit;

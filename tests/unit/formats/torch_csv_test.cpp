@@ -7,7 +7,7 @@
 #include <random>
 
 #include "codegen/emit.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "ir/verify.h"
 #include "tests/unit/formats/generate.h"
@@ -32,7 +32,7 @@ Imported import(const std::string& text, const ir::Problem& base = {}, std::vect
   std::map<std::string, SourceLoc> given_map;
   for (const std::string& g : given) given_map[g] = SourceLoc{};
   Imported out;
-  out.schedule = codegen::import_torch_csv(sm, file, base, given_map, diags);
+  out.schedule = frontend::read_torch_csv(sm, file, base, given_map, diags);
   out.diagnostics = diags.str();
   out.all = diags.all();
   CHECK(out.schedule.has_value() != diags.has_errors());

@@ -3,7 +3,7 @@
 // (ranks, stages, microbatches, direction, placement, backward mode) is inferred from it, and every
 // disagreement with a given field or with the verifier is reported at the cell that shows it.
 
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 
 #include <algorithm>
 #include <array>
@@ -11,9 +11,10 @@
 #include <cstdio>
 #include <string_view>
 
+#include "ir/torch_token.h"
 #include "ir/verify.h"
 
-namespace schedc::codegen {
+namespace schedc::frontend {
 namespace {
 
 using ir::Action;
@@ -267,7 +268,7 @@ class Importer {
                   "` action; an overlapped unit holds compute actions only (F, I, W, B)");
         return std::nullopt;
       }
-    std::optional<ActionKind> kind = rest.empty() ? std::nullopt : torch_action_kind(rest.front());
+    std::optional<ActionKind> kind = rest.empty() ? std::nullopt : ir::torch_action_kind(rest.front());
     if (!kind) {
       error(DiagKind::BadToken, loc(offset), "bad action " + backtick(shown) + ", " + std::string(kSyntaxHint));
       return std::nullopt;
@@ -494,7 +495,7 @@ class Importer {
       conflicts_ = true;
       if (report)
         error(DiagKind::WrongRank, at,
-              backtick(torch_token(a)) + " is on rank " + std::to_string(row) + ", but stage " +
+              backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but stage " +
                   std::to_string(a.stage.value) + (bidirectional ? " (direction " + std::to_string(dir) + ")" : "") +
                   " is already on rank " + std::to_string(st.row) + " (at " + std::to_string(st.at.line) + ":" +
                   std::to_string(st.at.col) + "); a stage runs on one rank" +
@@ -570,7 +571,7 @@ class Importer {
       seen = 1;
       std::string dir = p_.num_directions() == 2 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "";
       error(DiagKind::WrongRank, at,
-            backtick(torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
+            backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
                 std::string(ir::to_string(p_.placement)) + "` puts stage " + std::to_string(a.stage.value) + dir +
                 " on rank " + std::to_string(owner));
     });
@@ -594,10 +595,10 @@ class Importer {
     for_each_action([&](int32_t, Action a, SourceLoc at) {
       if (a.kind == ActionKind::BW && p_.backward == ir::BackwardMode::Split)
         error(DiagKind::BackwardMode, at,
-              backtick(torch_token(a)) + " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
+              backtick(ir::torch_token(a)) + " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
       if ((a.kind == ActionKind::B || a.kind == ActionKind::W) && p_.backward == ir::BackwardMode::Fused)
         error(DiagKind::BackwardMode, at,
-              backtick(torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
+              backtick(ir::torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
     });
   }
 
@@ -655,9 +656,9 @@ class Importer {
 
 }  // namespace
 
-std::optional<ir::Schedule> import_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
+std::optional<ir::Schedule> read_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
                                              const std::map<std::string, SourceLoc>& given, Diagnostics& diags) {
   return Importer(sources, file, base, given, diags).run();
 }
 
-}  // namespace schedc::codegen
+}  // namespace schedc::frontend
