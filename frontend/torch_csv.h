@@ -3,10 +3,10 @@
 // are codegen::emit_torch_csv and emit_torch_csv_comms, and both spell actions as ir/torch_token.h
 // says.
 
-#include <map>
 #include <optional>
 #include <string>
 
+#include "ir/field.h"
 #include "ir/schedule.h"
 #include "support/diagnostics.h"
 #include "support/source.h"
@@ -15,10 +15,10 @@ namespace schedc::frontend {
 
 /// Reads `file` into a schedule. The number of ranks, stages, microbatches, the placement (looped,
 /// vshape, else custom) and the backward mode (fused, split or mixed by the tokens used) are
-/// inferred; the other problem fields come from `base`. A field listed in `given` (by its
-/// frontend::Spec::given name) is taken from `base` and must agree with the file. Errors are
+/// inferred; the other problem fields come from `base`. A field listed in `given` is taken from
+/// `base` and must agree with the file. Errors are
 /// reported at the cell (`bad-csv`, `bad-token`, ...).
 std::optional<ir::Schedule> read_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
-                                           const std::map<std::string, SourceLoc>& given, Diagnostics& diags);
+                                           const ir::FieldLocs& given, Diagnostics& diags);
 
 }  // namespace schedc::frontend

@@ -15,7 +15,7 @@ namespace {
 bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, const std::string& format) {
   auto conflict = codegen::torch_csv_conflict(sched.problem);
   if (!conflict) return false;
-  s.diags.error(DiagKind::Unsupported, in.spec.loc_of("direction"),
+  s.diags.error(DiagKind::Unsupported, in.spec.loc_of(ir::Field::Direction),
                 format + " cannot express a bidirectional schedule: stage " +
                     backtick(std::to_string(conflict->stage.value)) + " runs on ranks " +
                     backtick(std::to_string(conflict->first.value)) + " and " +

@@ -32,7 +32,7 @@ std::string where(const Session& s, SourceLoc loc) {
 // input or the flags gave (and where), and how the schedule is to be obtained.
 std::string load_dump(const Session& s, const Input& in) {
   ojson given = ojson::object();
-  for (const auto& [field, loc] : in.spec.given) given[field] = where(s, loc);
+  for (const auto& [field, loc] : in.spec.given) given[std::string(ir::to_string(field))] = where(s, loc);
   std::vector<std::pair<std::string, std::string>> fields = {
       {"input", ojson(std::string(input_kind(in.kind))).dump()},
       {"file", in.file >= 0 ? ojson(s.sources.path(in.file)).dump() : "null"},

@@ -1,5 +1,6 @@
 #include "tools/schedc/flags.h"
 
+#include <cassert>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -12,14 +13,21 @@ namespace schedc::driver {
 
 namespace {
 
+// The field `--FLAG KEY=...` sets (`--cost F=1`: cost.F); the keys for_each_pair admits are fields.
+ir::Field field_of(const std::string& flag, const std::string& key) {
+  std::optional<ir::Field> f = ir::parse_field(flag + "." + key);
+  assert(f && "every key of --cost and --memory is a field");
+  return *f;
+}
+
 // "1" or "1:2:3" (one value per stage or rank), each with an optional unit of `dim` (`12.5ms`);
 // a list is expressed in its finest unit, recorded in `units[field]` (erased when plain). With
 // `allow_none`, "none" clears `*optional_out` (and returns an empty value). nullopt after setting
 // `error` to the flag's message.
 std::optional<ir::PerStage> parse_values(const std::string& flag, const std::string& key, const std::string& text,
                                          bool allow_none, std::optional<ir::PerStage>* optional_out, Dimension dim,
-                                         std::map<std::string, std::string>& units, std::string& error) {
-  std::string field = flag + "." + key;
+                                         ir::FieldUnits& units, std::string& error) {
+  const ir::Field field = field_of(flag, key);
   units.erase(field);
   if (allow_none && text == "none") {
     *optional_out = std::nullopt;
@@ -137,23 +145,20 @@ bool ProblemFlags::apply(frontend::Spec& spec, bool check_balance, Diagnostics& 
 
 void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, std::string& error) const {
   ir::Problem& p = spec.problem;
-  std::map<std::string, SourceLoc>& given = spec.given;
-  std::map<std::string, std::string>& units = spec.units;
-  std::map<std::string, std::string> set;  // problem field -> the flag that set it
-  auto mark = [&](const std::string& field) {
-    given[field] = SourceLoc{};
-    set[field] = field == "ranks"             ? "--pp"
-                 : field == "stages_per_rank" ? "--vpp"
-                 : field == "microbatches"    ? "--microbatches"
-                                              : "--" + field.substr(0, field.find('.'));
+  using ir::Field;
+  ir::FieldUnits& units = spec.units;
+  std::map<Field, std::string> set;  // problem field -> the flag that set it
+  auto mark = [&](Field field, std::string flag) {
+    spec.given[field] = SourceLoc{};
+    set[field] = std::move(flag);
   };
-  if (pp) p.ranks = *pp, mark("ranks");
-  if (vpp) p.stages_per_rank = *vpp, mark("stages_per_rank");
-  if (microbatches) p.microbatches = *microbatches, mark("microbatches");
+  if (pp) p.ranks = *pp, mark(Field::Ranks, "--pp");
+  if (vpp) p.stages_per_rank = *vpp, mark(Field::StagesPerRank, "--vpp");
+  if (microbatches) p.microbatches = *microbatches, mark(Field::Microbatches, "--microbatches");
   if (direction) {
     auto v = parse_enum("direction", *direction, ir::parse_direction, "`single` or `bidirectional`", error);
     if (!v) return;
-    p.direction = *v, mark("direction");
+    p.direction = *v, mark(Field::Direction, "--direction");
   }
   if (placement) {
     auto v = parse_enum("placement", *placement, ir::parse_placement, "`looped`, `vshape` or `wave`", error);
@@ -164,17 +169,17 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
       return;
     }
     p.stage_to_rank.clear();
-    mark("placement");
+    mark(Field::Placement, "--placement");
   }
   if (backward) {
     auto v = parse_enum("backward", *backward, ir::parse_backward, "`fused`, `split` or `mixed`", error);
     if (!v) return;
-    p.backward = *v, mark("backward");
+    p.backward = *v, mark(Field::Backward, "--backward");
   }
   if (objective) {
     auto v = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`", error);
     if (!v) return;
-    p.objective = *v, mark("objective");
+    p.objective = *v, mark(Field::Objective, "--objective");
   }
   // Each pair's value: false for an unknown key; `error` set for a bad value.
   auto values = [&](const std::string& flag, const std::string& k, const std::string& v, ir::PerStage& out,
@@ -196,7 +201,7 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
           if (error.empty() && !x.is_uniform()) error = "--cost: `comm` needs one number, got `" + v + "`";
           if (error.empty()) p.cost.comm = x.uniform;
         } else return false;
-        if (error.empty()) mark("cost." + k);
+        if (error.empty()) mark(field_of("cost", k), "--cost");
         return true;
       }))
     return;
@@ -212,20 +217,21 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
           if (v != "true" && v != "false") error = "--memory: `balanced` needs `true` or `false`, got `" + v + "`";
           else spec.balanced = v == "true";
         } else return false;
-        if (error.empty()) mark("memory." + k);
+        if (error.empty()) mark(field_of("memory", k), "--memory");
         return true;
       }))
     return;
   // Units, memory.B/W following memory.F, the balance check: a conflict the flags brought in is
   // the command line's error.
   // A flag that sets a memory delta makes the balance its business, whatever the input.
-  bool deltas_set = set.count("memory.F") || set.count("memory.B") || set.count("memory.W");
+  bool deltas_set = set.count(Field::MemoryF) || set.count(Field::MemoryB) || set.count(Field::MemoryW);
   for (const ir::ProblemError& e : frontend::complete_problem(spec, check_balance || deltas_set)) {
     auto it = set.find(e.field);
-    std::string flag = it != set.end() ? it->second
-                       : e.field.rfind("memory.", 0) == 0 && memory ? "--memory"
-                       : e.field.rfind("cost.", 0) == 0 && cost    ? "--cost"
-                                                                   : "the problem flags";
+    const std::string_view name = ir::to_string(e.field);
+    std::string flag = it != set.end()                         ? it->second
+                       : name.starts_with("memory.") && memory ? "--memory"
+                       : name.starts_with("cost.") && cost     ? "--cost"
+                                                               : "the problem flags";
     std::string message = e.message;
     const std::string spec_hint = "write `balanced = false` in `memory`";
     if (size_t at = message.find(spec_hint); at != std::string::npos)

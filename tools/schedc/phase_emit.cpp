@@ -14,7 +14,7 @@ bool verify_program(Session& s, const Input& in, const ir::Schedule& sched, cons
     if (i.is_bug) {
       s.diags.error(DiagKind::Internal, {}, "the lowered program is invalid (a bug in schedc; please report it): " + i.message);
     } else {
-      s.diags.error(i.kind, in.spec.loc_of("memory.cap"), i.message);
+      s.diags.error(i.kind, in.spec.loc_of(ir::Field::MemoryCap), i.message);
     }
   }
   return issues.empty();
@@ -64,7 +64,7 @@ std::optional<Emitted> emit(Session& s, const Input& in, const ir::Schedule& sch
   if (const auto& lps = in.spec.layers_per_stage; !lps.empty()) {
     const bool layers_flag = flags && flags->given(schedrt::OptionId::Layers);
     if (const int32_t S = in.spec.problem.num_stages(); lps.size() != static_cast<size_t>(S) && !layers_flag) {
-      s.diags.error(DiagKind::BadValue, in.spec.loc_of("model"),
+      s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::Model),
                     "the model's partition gives the layers of " + backtick(std::to_string(lps.size())) +
                         " stages, the problem has " + backtick(std::to_string(S)) +
                         " (--pp or --vpp changed it): give --layers, or change the spec");

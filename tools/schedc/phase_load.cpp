@@ -18,15 +18,12 @@ bool looks_like_json(std::string_view text) {
 
 // Every problem field a JSON schedule or torch-csv import fixes.
 void mark_all_given(Input& in) {
-  for (const char* f : {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-                        "backward", "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F",
-                        "memory.B", "memory.W", "memory.cap", "memory.static"})
-    in.spec.given.emplace(f, SourceLoc{in.file, 0, 0});
+  for (ir::Field f : ir::kProblemFields) in.spec.given.emplace(f, SourceLoc{in.file, 0, 0});
   // The document's numbers are in its units: flags in other units are converted to the finest.
   const ir::Problem& p = in.spec.problem;
-  for (const char* f : {"cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB"})
+  for (ir::Field f : ir::kTimeFields)
     if (!p.time_unit.empty()) in.spec.units[f] = p.time_unit;
-  for (const char* f : {"memory.F", "memory.B", "memory.W", "memory.cap", "memory.static"})
+  for (ir::Field f : ir::kMemoryFields)
     if (!p.memory_unit.empty()) in.spec.units[f] = p.memory_unit;
 }
 

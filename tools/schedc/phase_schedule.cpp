@@ -32,8 +32,8 @@ std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string
     s.diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
     return std::nullopt;
   }
-  std::vector<std::string> given;
-  for (const auto& [k, v] : in.spec.given) given.push_back(k);
+  std::vector<std::string> given;  // the solver names fields as strings
+  for (const auto& [field, loc] : in.spec.given) given.emplace_back(ir::to_string(field));
   solver::apply_family_defaults(*fam, given, in.spec.problem);
   auto errors = ir::validate(in.spec.problem);
   if (!errors.empty()) {
@@ -82,17 +82,19 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
               << solver::to_string(r.status) << ", " << format_number(r.objective) << ")\n";
   if (r.status != solver::SolveStatus::Infeasible) return std::move(r.schedule);
   const solver::Infeasibility& why = *r.infeasible;
-  SourceLoc at = in.spec.loc_of("memory.cap");
+  using ir::Field;
+  SourceLoc at = in.spec.loc_of(Field::MemoryCap);
   std::string msg = "no schedule meets the memory cap: " + why.explanation;
   if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
   s.diags.error(DiagKind::CapInfeasible, at, msg);
-  for (const std::string& field : why.conflicting_fields) {
-    if (field == "memory.cap") continue;
-    SourceLoc loc = in.spec.loc_of(field);
-    std::string what = field == "memory.F" ? "the forward activation size `memory.F`"
-                       : field == "stages_per_rank" ? "the stages this rank holds (`stages_per_rank` and `placement`)"
-                                                    : backtick(field);
-    if (!loc.has_line() && field == "stages_per_rank") loc = in.spec.loc_of("placement");
+  for (const std::string& name : why.conflicting_fields) {
+    const std::optional<Field> field = ir::parse_field(name);
+    if (field == Field::MemoryCap) continue;
+    SourceLoc loc = field ? in.spec.loc_of(*field) : SourceLoc{in.file, 0, 0};
+    std::string what = field == Field::MemoryF         ? "the forward activation size `memory.F`"
+                       : field == Field::StagesPerRank ? "the stages this rank holds (`stages_per_rank` and `placement`)"
+                                                       : backtick(name);
+    if (!loc.has_line() && field == Field::StagesPerRank) loc = in.spec.loc_of(Field::Placement);
     s.diags.note(loc.has_file() ? loc : at, "in conflict with " + what);
   }
   return std::nullopt;
