@@ -49,11 +49,13 @@ class Importer {
            const ir::FieldLocs& given, Diagnostics& d)
       : sm_(sm), file_(file), base_(base), given_(given), d_(d), errors_at_start_(d.error_count()) {}
 
-  // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note).
-  std::optional<ir::Schedule> run() {
+  // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note); the cell of
+  // each action into `action_locs` when given.
+  std::optional<ir::Schedule> run(std::vector<std::vector<SourceLoc>>* action_locs) {
     std::optional<ir::Schedule> s = import();
     if (dropped_ > 0 || too_many())
       d_.note(file_loc(), "too many errors, stopped after " + std::to_string(kMaxErrors) + "; fix these and run again");
+    if (s && action_locs) *action_locs = std::move(locs_);
     return s;
   }
 
@@ -658,8 +660,9 @@ class Importer {
 }  // namespace
 
 std::optional<ir::Schedule> read_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
-                                           const ir::FieldLocs& given, Diagnostics& diags) {
-  return Importer(sources, file, base, given, diags).run();
+                                           const ir::FieldLocs& given, Diagnostics& diags,
+                                           std::vector<std::vector<SourceLoc>>* action_locs) {
+  return Importer(sources, file, base, given, diags).run(action_locs);
 }
 
 }  // namespace schedc::frontend

@@ -105,8 +105,8 @@ void add_profile_command(CLI::App& app, int& rc) {
     Compilation c;
     if (!run_until(s, rq, c, Phase::Load)) return s.fail();
     const Input& in = *c.input;
-    if (opts->write && in.kind != Input::Kind::Spec) {
-      s.diags.error(DiagKind::Unsupported, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},
+    if (opts->write && (!in.has_file() || in.format != frontend::InputFormat::Spec)) {
+      s.diags.error(DiagKind::Unsupported, in.map.file(),
                     "--write updates the cost block of a .sched spec; give one");
       return s.finish(kInputError);
     }

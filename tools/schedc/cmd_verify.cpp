@@ -73,14 +73,14 @@ struct Claim {
 
 Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
   Claim c;
-  if (in.kind == Input::Kind::ScheduleJson) {
-    c.provenance = in.provenance;
-    c.loc = ir::locate_json(s.sources, in.file, "/provenance/status");
-    c.objective_loc = ir::locate_json(s.sources, in.file, "/provenance/objective");
+  if (in.format == frontend::InputFormat::ScheduleJson) {
+    c.provenance = in.schedule->provenance;
+    c.loc = in.map.json("/provenance/status");
+    c.objective_loc = in.map.json("/provenance/objective");
     return c;
   }
   c.provenance = sched.provenance;
-  c.loc = in.spec.schedule.loc.has_file() ? in.spec.schedule.loc : SourceLoc{in.file, 0, 0};
+  c.loc = in.map.schedule().has_file() ? in.map.schedule() : in.map.file();
   c.objective_loc = c.loc;
   return c;
 }

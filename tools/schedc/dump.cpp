@@ -10,12 +10,12 @@ namespace schedc::driver {
 
 namespace {
 
-std::string_view input_kind(Input::Kind k) {
-  switch (k) {
-    case Input::Kind::Spec: return "spec";
-    case Input::Kind::ScheduleJson: return "schedule-json";
-    case Input::Kind::TorchCsv: return "torch-csv";
-    case Input::Kind::FlagsOnly: return "flags";
+std::string_view input_kind(const Input& in) {
+  if (!in.has_file()) return "flags";
+  switch (in.format) {
+    case frontend::InputFormat::Spec: return "spec";
+    case frontend::InputFormat::ScheduleJson: return "schedule-json";
+    case frontend::InputFormat::TorchCsv: return "torch-csv";
   }
   return "";
 }
@@ -34,7 +34,7 @@ std::string load_dump(const Session& s, const Input& in) {
   ojson given = ojson::object();
   for (const auto& [field, loc] : in.spec.given) given[std::string(ir::to_string(field))] = where(s, loc);
   std::vector<std::pair<std::string, std::string>> fields = {
-      {"input", ojson(std::string(input_kind(in.kind))).dump()},
+      {"input", ojson(std::string(input_kind(in))).dump()},
       {"file", in.file >= 0 ? ojson(s.sources.path(in.file)).dump() : "null"},
       {"problem", ir::problem_json(in.spec.problem)},
       {"given", json_line(given)},

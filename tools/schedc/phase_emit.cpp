@@ -2,7 +2,6 @@
 // cap, then emitted as C++ with the runtime block's settings compiled in.
 
 #include "codegen/verify_program.h"
-#include "ir/json_io.h"
 #include "support/units.h"
 #include "tools/schedc/phases.h"
 
@@ -25,27 +24,18 @@ namespace {
 // Where each op's `#line` directive points: the input's line of the schedule position it belongs
 // to, when the schedule's orders are the input's own.
 void line_map(const Session& s, const Input& in, const ir::Schedule& sched, codegen::EmitOptions& eo) {
-  if (in.file < 0) return;
-  const frontend::ScheduleSource& src = in.spec.schedule;
-  bool explicit_orders = src.kind == frontend::SourceKind::Explicit && src.ranks == sched.ranks;
+  using frontend::InputFormat;
+  const bool written = in.writes(sched);
+  // A torch-csv file's cells are no place to point a C++ compiler at.
+  if (!in.has_file() || in.format == InputFormat::TorchCsv || (in.format == InputFormat::ScheduleJson && !written))
+    return;
   eo.line_file = s.sources.path(in.file);
-  if (in.kind == Input::Kind::Spec) {
-    eo.default_line = src.loc.line;
-    if (explicit_orders)
-      for (const auto& locs : src.token_locs) {
-        eo.lines.emplace_back();
-        for (const SourceLoc& l : locs) eo.lines.back().push_back(l.line);
-      }
-  } else if (in.kind == Input::Kind::ScheduleJson && explicit_orders) {
-    eo.default_line = 1;
-    for (size_t r = 0; r < sched.ranks.size(); ++r) {
-      eo.lines.emplace_back();
-      for (size_t i = 0; i < sched.ranks[r].size(); ++i)
-        eo.lines.back().push_back(
-            ir::locate_json(s.sources, in.file, "/ranks/" + std::to_string(r) + "/" + std::to_string(i)).line);
-    }
-  } else {
-    eo.line_file.clear();  // nothing in the file corresponds to the ops
+  eo.default_line = in.format == InputFormat::Spec ? in.map.schedule().line : 1;
+  if (!written) return;
+  for (size_t r = 0; r < sched.ranks.size(); ++r) {
+    eo.lines.emplace_back();
+    for (size_t i = 0; i < sched.ranks[r].size(); ++i)
+      eo.lines.back().push_back(in.map.action(static_cast<int32_t>(r), static_cast<int32_t>(i)).line);
   }
 }
 

@@ -90,7 +90,7 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   for (const std::string& name : why.conflicting_fields) {
     const std::optional<Field> field = ir::parse_field(name);
     if (field == Field::MemoryCap) continue;
-    SourceLoc loc = field ? in.spec.loc_of(*field) : SourceLoc{in.file, 0, 0};
+    SourceLoc loc = field ? in.spec.loc_of(*field) : in.map.file();
     std::string what = field == Field::MemoryF         ? "the forward activation size `memory.F`"
                        : field == Field::StagesPerRank ? "the stages this rank holds (`stages_per_rank` and `placement`)"
                                                        : backtick(name);
@@ -120,16 +120,14 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
     sched = from_solver(s, in, flags);
   } else if (src.kind == frontend::SourceKind::Family) {
     sched = from_family(s, in, src.family, src.params, src.loc);
-  } else if (src.kind == frontend::SourceKind::Explicit) {
-    ir::Schedule x;
-    x.problem = in.spec.problem;
-    x.ranks = src.ranks;
-    x.overlap = src.overlap;
-    x.provenance = ir::Provenance::of("explicit");
-    sched = std::move(x);
+  } else if (in.schedule) {
+    // The input's own orders, for its problem with the flags over it.
+    sched = *in.schedule;
+    sched->problem = in.spec.problem;
+    sched->provenance = ir::Provenance::of("explicit");
   } else {
-    s.diags.error(DiagKind::NoSchedule, in.file >= 0 ? SourceLoc{in.file, 0, 0} : SourceLoc{},
-                  in.kind == Input::Kind::FlagsOnly
+    s.diags.error(DiagKind::NoSchedule, in.map.file(),
+                  !in.has_file()
                       ? "no schedule to work on: give a spec or schedule file, or --family NAME, or --solve"
                       : "the spec has no `schedule`: add `schedule = family NAME`, `schedule = solve` or "
                         "`schedule = explicit {...}`, or pass --family NAME or --solve");

@@ -1,7 +1,6 @@
 // The verify and simulate phases: a schedule is valid (ir::verify; each issue reported at the
 // input's token when it has one), and its simulated timeline.
 
-#include "ir/json_io.h"
 #include "support/internal_error.h"
 #include "tools/schedc/phases.h"
 
@@ -12,21 +11,13 @@ namespace {
 // Reports verifier issues as diagnostics, located at the token when the input has one.
 void report_issues(Session& s, const Input& in, const ir::Schedule& sched,
                           const std::vector<ir::VerifyIssue>& issues) {
-  const frontend::ScheduleSource& src = in.spec.schedule;
-  bool explicit_source = src.kind == frontend::SourceKind::Explicit;
+  const bool written = in.writes(sched);  // else no token of the input is this schedule's
   for (const ir::VerifyIssue& issue : issues) {
-    SourceLoc loc;
+    SourceLoc loc = written ? in.map.action(issue.rank, issue.position) : SourceLoc{};
     std::string where;
-    if (issue.rank >= 0 && issue.position >= 0 && explicit_source) {
-      size_t r = static_cast<size_t>(issue.rank), i = static_cast<size_t>(issue.position);
-      if (in.kind == Input::Kind::ScheduleJson)
-        loc = ir::locate_json(s.sources, in.file, "/ranks/" + std::to_string(r) + "/" + std::to_string(i));
-      else if (r < src.token_locs.size() && i < src.token_locs[r].size())
-        loc = src.token_locs[r][i];
-    }
     if (!loc.has_line() && issue.rank >= 0 && issue.position >= 0)
       where = "rank " + std::to_string(issue.rank) + " position " + std::to_string(issue.position) + ": ";
-    if (!loc.has_file() && in.file >= 0) loc = SourceLoc{in.file, 0, 0};
+    if (!loc.has_file()) loc = in.map.file();
     s.diags.error(issue.kind, loc, where + issue.message);
     if (issue.rank >= 0 && issue.position >= 0)
       s.diags.note(SourceLoc{loc.file, 0, 0}, "rank " + std::to_string(issue.rank) + "'s order, position " +

@@ -17,7 +17,7 @@
 
 #include "codegen/emit_cpp.h"
 #include "codegen/runtime_config.h"
-#include "frontend/spec.h"
+#include "frontend/input.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "ir/simulate.h"
@@ -44,21 +44,12 @@ std::string phase_names(Phase last);
 
 // ---- load ---------------------------------------------------------------------------------
 
-/// What a command's positional input turned out to be.
-struct Input {
-  enum class Kind { Spec, ScheduleJson, TorchCsv, FlagsOnly };
-  Kind kind = Kind::FlagsOnly;
-  int32_t file = -1;
-  /// For every kind, the spec view: problem, given fields, schedule source, expectations.
-  /// (A schedule JSON's orders become an explicit source; flags-only inputs have no source.)
-  frontend::Spec spec;
-  /// A schedule JSON's own provenance (the schedule the schedule phase makes of it is
-  /// `explicit`): what `verify --optimal` checks.
-  std::optional<ir::Provenance> provenance;
-};
+/// The input (frontend/input.h): its problem, given fields, schedule source, the orders it writes
+/// and its source map. Without an input file (flags only), `file` is -1.
+using Input = frontend::Input;
 
-/// Reads `path` (by extension: .json schedule, .csv torch-csv, anything else a .sched spec, or
-/// schedule JSON by its content; an empty path means flags only) and applies the problem flags.
+/// Reads `path` (frontend::read_input; its format by its suffix or content, frontend::input_format;
+/// an empty path means flags only) and applies the problem flags.
 std::optional<Input> load(Session& s, const std::string& path, const ProblemFlags& flags);
 
 // ---- schedule -----------------------------------------------------------------------------
