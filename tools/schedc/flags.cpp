@@ -94,12 +94,18 @@ bool for_each_pair(const std::string& flag, const std::string& text, const char*
   return true;
 }
 
+// `--FLAG TEXT` for an enum field, when given: sets `out`; false after setting `error`.
 template <class T>
-std::optional<T> parse_enum(const std::string& flag, const std::string& text,
-                            std::optional<T> (*parse)(std::string_view), const char* allowed, std::string& error) {
-  auto v = parse(text);
-  if (!v) error = "--" + flag + ": expected " + std::string(allowed) + ", got `" + text + "`";
-  return v;
+bool set_enum(const std::optional<std::string>& text, const char* flag, std::optional<T> (*parse)(std::string_view),
+              const char* allowed, T& out, std::string& error) {
+  if (!text) return true;
+  std::optional<T> v = parse(*text);
+  if (!v) {
+    error = std::string(flag) + ": expected " + allowed + ", got `" + *text + "`";
+    return false;
+  }
+  out = *v;
+  return true;
 }
 
 }  // namespace
@@ -155,32 +161,20 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
   if (pp) p.ranks = *pp, mark(Field::Ranks, "--pp");
   if (vpp) p.stages_per_rank = *vpp, mark(Field::StagesPerRank, "--vpp");
   if (microbatches) p.microbatches = *microbatches, mark(Field::Microbatches, "--microbatches");
-  if (direction) {
-    auto v = parse_enum("direction", *direction, ir::parse_direction, "`single` or `bidirectional`", error);
-    if (!v) return;
-    p.direction = *v, mark(Field::Direction, "--direction");
+  if (!set_enum(direction, "--direction", ir::parse_direction, "`single` or `bidirectional`", p.direction, error) ||
+      !set_enum(placement, "--placement", ir::parse_placement, "`looped`, `vshape` or `wave`", p.placement, error) ||
+      !set_enum(backward, "--backward", ir::parse_backward, "`fused`, `split` or `mixed`", p.backward, error) ||
+      !set_enum(objective, "--objective", ir::parse_objective, "`makespan` or `max-span`", p.objective, error))
+    return;
+  if (placement && p.placement == ir::PlacementKind::Custom) {
+    error = "--placement: `custom` needs `stage_to_rank`, which only a spec file can give";
+    return;
   }
-  if (placement) {
-    auto v = parse_enum("placement", *placement, ir::parse_placement, "`looped`, `vshape` or `wave`", error);
-    if (!v) return;
-    p.placement = *v;
-    if (p.placement == ir::PlacementKind::Custom) {
-      error = "--placement: `custom` needs `stage_to_rank`, which only a spec file can give";
-      return;
-    }
-    p.stage_to_rank.clear();
-    mark(Field::Placement, "--placement");
-  }
-  if (backward) {
-    auto v = parse_enum("backward", *backward, ir::parse_backward, "`fused`, `split` or `mixed`", error);
-    if (!v) return;
-    p.backward = *v, mark(Field::Backward, "--backward");
-  }
-  if (objective) {
-    auto v = parse_enum("objective", *objective, ir::parse_objective, "`makespan` or `max-span`", error);
-    if (!v) return;
-    p.objective = *v, mark(Field::Objective, "--objective");
-  }
+  if (placement) p.stage_to_rank.clear();
+  if (direction) mark(Field::Direction, "--direction");
+  if (placement) mark(Field::Placement, "--placement");
+  if (backward) mark(Field::Backward, "--backward");
+  if (objective) mark(Field::Objective, "--objective");
   // Each pair's value: false for an unknown key; `error` set for a bad value.
   auto values = [&](const std::string& flag, const std::string& k, const std::string& v, ir::PerStage& out,
                     Dimension dim) {
