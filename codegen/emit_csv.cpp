@@ -10,7 +10,7 @@
 
 #include "codegen/emit.h"
 
-#include "codegen/torch_csv.h"
+#include "ir/torch_token.h"
 
 #include <cassert>
 #include <vector>
@@ -18,7 +18,7 @@
 namespace schedc::codegen {
 namespace {
 
-void append_token(std::string& out, ir::Action a) { out += torch_token(a); }
+void append_token(std::string& out, ir::Action a) { out += ir::torch_token(a); }
 
 void append_compute(std::string& out, const ir::Op& op) {
   if (!op.partner) return append_token(out, op.action);

@@ -2,6 +2,7 @@
 // check, once the file and the command line have both given their values.
 
 #include <cmath>
+#include <optional>
 
 #include "frontend/spec.h"
 #include "support/numbers.h"
@@ -11,14 +12,14 @@ namespace schedc::frontend {
 
 namespace {
 
-// A cost or memory field: a per-stage (per-rank) value, or the single comm latency.
-struct Field {
-  const char* name;
+// A cost or memory field's values: per stage (per rank), or the single comm latency.
+struct Values {
+  ir::Field field;
   ir::PerStage* values = nullptr;  // null for comm, or an unset optional (FB, cap)
   double* single = nullptr;
 };
 
-bool all_zero(const Field& f) {
+bool all_zero(const Values& f) {
   if (f.single) return *f.single == 0;
   if (!f.values) return true;
   if (f.values->is_uniform()) return f.values->uniform == 0;
@@ -27,51 +28,53 @@ bool all_zero(const Field& f) {
   return true;
 }
 
-void convert_field(Field& f, const Unit& from, const Unit& to) {
+void convert_field(Values& f, const Unit& from, const Unit& to) {
   if (f.single) *f.single = convert(*f.single, from, to);
   if (!f.values) return;
   f.values->uniform = convert(f.values->uniform, from, to);
   for (double& v : f.values->values) v = convert(v, from, to);
 }
 
-std::string short_name(const char* field) {
-  std::string_view s(field);
+std::string name(ir::Field f) { return std::string(ir::to_string(f)); }
+
+// `F` for `cost.F`.
+std::string short_name(ir::Field f) {
+  std::string_view s = ir::to_string(f);
   return std::string(s.substr(s.find('.') + 1));
 }
 
 // Expresses every field of one dimension in the finest unit written; false on an error.
-bool resolve(Dimension dim, std::vector<Field> fields, const std::map<std::string, SourceLoc>& given,
-             std::map<std::string, std::string>& units, std::string& problem_unit,
-             std::vector<ir::ProblemError>& errors) {
+bool resolve(Dimension dim, std::vector<Values> fields, const ir::FieldLocs& given, ir::FieldUnits& units,
+             std::string& problem_unit, std::vector<ir::ProblemError>& errors) {
   const Unit* target = nullptr;
-  const char* first = nullptr;  // a field written with a unit, for messages
-  for (const Field& f : fields) {
-    auto it = units.find(f.name);
+  std::optional<ir::Field> first;  // a field written with a unit, for messages
+  for (const Values& f : fields) {
+    auto it = units.find(f.field);
     if (it == units.end()) continue;
     target = finer_unit(target, find_unit(it->second));
-    if (!first) first = f.name;
+    if (!first) first = f.field;
   }
   if (!target) return true;
-  std::string in = "`" + std::string(first) + "` is given in `" + units[first] + "`";
+  std::string in = "`" + name(*first) + "` is given in `" + units[*first] + "`";
   bool ok = true;
-  for (Field& f : fields) {
-    auto it = units.find(f.name);
+  for (Values& f : fields) {
+    auto it = units.find(f.field);
     if (it != units.end()) {
       convert_field(f, *find_unit(it->second), *target);
       it->second = std::string(target->name);
       continue;
     }
     if (all_zero(f)) continue;
-    std::string example = short_name(f.name) + " = 1" + std::string(target->name);
-    if (given.count(f.name)) {
-      errors.push_back({f.name, DiagKind::BadUnit,
-                        "`" + std::string(f.name) + "` has no unit, while " + in +
+    std::string example = short_name(f.field) + " = 1" + std::string(target->name);
+    if (given.count(f.field)) {
+      errors.push_back({f.field, DiagKind::BadUnit,
+                        "`" + name(f.field) + "` has no unit, while " + in +
                             ": plain numbers and units do not mix, write e.g. `" + example + "`"});
     } else {
-      bool derived = dim == Dimension::Memory && std::string_view(f.name) != "memory.F";
+      bool derived = dim == Dimension::Memory && f.field != ir::Field::MemoryF;
       if (derived) continue;  // memory.B and memory.W follow memory.F below
-      errors.push_back({first, DiagKind::BadUnit,
-                        "`" + std::string(f.name) + "` is not given, and its default (1) has no unit, while " + in +
+      errors.push_back({*first, DiagKind::BadUnit,
+                        "`" + name(f.field) + "` is not given, and its default (1) has no unit, while " + in +
                             ": give it too, e.g. `" + example + "`"});
     }
     ok = false;
@@ -100,7 +103,7 @@ void convert_expectations(std::vector<ir::Expectation>& expect, const ir::Proble
     const Unit* from = find_unit(e.unit);
     const std::string& target = from->dim == Dimension::Time ? p.time_unit : p.memory_unit;
     if (target.empty()) {
-      errors.push_back({"expect", DiagKind::BadUnit,
+      errors.push_back({ir::Field::Expect, DiagKind::BadUnit,
                         "`expect` compares `" + std::string(ir::to_string(e.metric)) + "` with a value in `" + e.unit +
                             "`, but the problem's " + std::string(to_string(from->dim)) +
                             " values have no unit; give them with units too, or compare with a plain number"});
@@ -116,40 +119,43 @@ void convert_expectations(std::vector<ir::Expectation>& expect, const ir::Proble
 
 }  // namespace
 
-std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const std::map<std::string, SourceLoc>& given,
-                                               std::map<std::string, std::string>& units,
+std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const ir::FieldLocs& given, ir::FieldUnits& units,
                                                std::vector<ir::Expectation>* expect, bool balanced,
                                                bool check_balance) {
+  using ir::Field;
   std::vector<ir::ProblemError> errors;
   ir::CostModel& c = p.cost;
   resolve(Dimension::Time,
-          {{"cost.F", &c.F}, {"cost.B", &c.B}, {"cost.W", &c.W}, {"cost.comm", nullptr, &c.comm},
-           {"cost.FB", c.FB ? &*c.FB : nullptr}},
+          {{Field::CostF, &c.F},
+           {Field::CostB, &c.B},
+           {Field::CostW, &c.W},
+           {Field::CostComm, nullptr, &c.comm},
+           {Field::CostFB, c.FB ? &*c.FB : nullptr}},
           given, units, p.time_unit, errors);
   ir::MemoryModel& m = p.memory;
   resolve(Dimension::Memory,
-          {{"memory.F", &m.F},
-           {"memory.B", &m.B},
-           {"memory.W", &m.W},
-           {"memory.cap", m.cap ? &*m.cap : nullptr},
-           {"memory.static", &m.static_memory}},
+          {{Field::MemoryF, &m.F},
+           {Field::MemoryB, &m.B},
+           {Field::MemoryW, &m.W},
+           {Field::MemoryCap, m.cap ? &*m.cap : nullptr},
+           {Field::MemoryStatic, &m.static_memory}},
           given, units, p.memory_unit, errors);
   if (expect) convert_expectations(*expect, p, errors);
   if (!errors.empty()) return errors;
 
   // memory.B and memory.W follow memory.F unless given: a microbatch's backward frees what its
   // forward added, half at B and half at W, or what the one given leaves.
-  bool has_b = given.count("memory.B") != 0, has_w = given.count("memory.W") != 0;
+  bool has_b = given.count(Field::MemoryB) != 0, has_w = given.count(Field::MemoryW) != 0;
   size_t n = static_cast<size_t>(std::max(p.num_stages(), 0));
   if (list_fits(m.F, n) && list_fits(m.B, n) && list_fits(m.W, n)) {
     if (!has_b && !has_w) m.B = m.W = combine(m.F, nullptr, -0.5);
     else if (!has_w) m.W = combine(m.F, &m.B, -1);
     else if (!has_b) m.B = combine(m.F, &m.W, -1);
-    if (!has_w) units.erase("memory.W");
-    if (!has_b) units.erase("memory.B");
+    if (!has_w) units.erase(Field::MemoryW);
+    if (!has_b) units.erase(Field::MemoryB);
   }
 
-  bool fused = given.count("backward") && p.backward == ir::BackwardMode::Fused;
+  bool fused = given.count(Field::Backward) && p.backward == ir::BackwardMode::Fused;
   if (!check_balance || !balanced || fused || (!has_b && !has_w)) return errors;
   if (!list_fits(m.F, n) || !list_fits(m.B, n) || !list_fits(m.W, n)) return errors;
   for (size_t s = 0; s < (m.F.is_uniform() && m.B.is_uniform() && m.W.is_uniform() ? 1 : n); ++s) {
@@ -157,7 +163,7 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const std::map<st
     double scale = std::max({std::abs(f), std::abs(b), std::abs(w)});
     if (std::abs(sum) <= 1e-9 * scale) continue;
     std::string where = m.F.is_uniform() && m.B.is_uniform() && m.W.is_uniform() ? "" : " on stage " + std::to_string(s);
-    errors.push_back({has_w ? "memory.W" : "memory.B", DiagKind::BadValue,
+    errors.push_back({has_w ? Field::MemoryW : Field::MemoryB, DiagKind::BadValue,
                       "the memory deltas do not balance" + where + ": F + B + W = " + format_number(f) + signed_term(b) +
                           signed_term(w) + " = " + format_number(sum) +
                           ", expected 0 (a microbatch's backward frees what its forward added); write `balanced = "

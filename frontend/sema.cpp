@@ -1,6 +1,7 @@
 #include "frontend/sema.h"
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <map>
 #include <set>
@@ -59,14 +60,14 @@ class Checker {
 
   void run(const ast::File& file) {
     collect(file);
-    int_field("ranks", p_.ranks, 1, ir::kMaxRanks, "the number of pipeline ranks, e.g. `ranks = 4`");
-    int_field("stages_per_rank", p_.stages_per_rank, 1, ir::kMaxStagesPerRank, nullptr);
-    int_field("microbatches", p_.microbatches, 1, ir::kMaxMicrobatches,
+    int_field(ir::Field::Ranks, p_.ranks, 1, ir::kMaxRanks, "the number of pipeline ranks, e.g. `ranks = 4`");
+    int_field(ir::Field::StagesPerRank, p_.stages_per_rank, 1, ir::kMaxStagesPerRank, nullptr);
+    int_field(ir::Field::Microbatches, p_.microbatches, 1, ir::kMaxMicrobatches,
               "the number of microbatches, e.g. `microbatches = 8`");
-    enum_field("direction", p_.direction, ir::parse_direction, {"single", "bidirectional"});
-    enum_field("placement", p_.placement, ir::parse_placement, {"looped", "vshape", "wave", "custom"});
-    enum_field("backward", p_.backward, ir::parse_backward, {"fused", "split", "mixed"});
-    enum_field("objective", p_.objective, ir::parse_objective, {"makespan", "max-span"});
+    enum_field(ir::Field::Direction, p_.direction, ir::parse_direction, {"single", "bidirectional"});
+    enum_field(ir::Field::Placement, p_.placement, ir::parse_placement, {"looped", "vshape", "wave", "custom"});
+    enum_field(ir::Field::Backward, p_.backward, ir::parse_backward, {"fused", "split", "mixed"});
+    enum_field(ir::Field::Objective, p_.objective, ir::parse_objective, {"makespan", "max-span"});
     stage_to_rank();
     cost();
     memory();
@@ -103,7 +104,15 @@ class Checker {
   }
 
   void fail() { cx_.problem_ok = false; }
-  void mark_given(const char* field, SourceLoc loc) { cx_.spec.given[field] = loc; }
+
+  // The field of `key` in block `block` (`cost.F`); block_entries admits only the block's keys,
+  // each a field.
+  static ir::Field block_field(std::string_view block, std::string_view key) {
+    std::optional<ir::Field> f = ir::parse_field(std::string(block) + "." + std::string(key));
+    assert(f && "every key of the cost and memory blocks is a field");
+    return *f;
+  }
+  void mark_given(ir::Field field, SourceLoc loc) { cx_.spec.given[field] = loc; }
 
   // The value of `key = value`; reports a block where a value belongs.
   const Value* value_of(const ast::Stmt& s, std::string_view expected) {
@@ -115,12 +124,14 @@ class Checker {
     return nullptr;
   }
 
-  void int_field(const char* key, int32_t& out, int64_t lo, int64_t hi, const char* required) {
+  // A top-level key is its field's name.
+  void int_field(ir::Field field, int32_t& out, int64_t lo, int64_t hi, const char* required) {
+    const std::string_view key = ir::to_string(field);
     const ast::Stmt* s = find(key);
     if (!s) {
       if (!required) return;
       // `pp = 4` already got "did you mean `ranks`?": saying `ranks` is missing adds nothing.
-      if (suggested_.count(key)) return fail();
+      if (suggested_.count(std::string(key))) return fail();
       cx_.report.error(DiagKind::MissingKey, SourceLoc{cx_.spec.file, 0, 0},
                        "missing key " + quote(key) + ", every spec sets " + required);
       return fail();
@@ -130,12 +141,13 @@ class Checker {
     auto x = sema::to_int(cx_, *v, quote(key), lo, hi);
     if (!x) return fail();
     out = *x;
-    mark_given(key, v->loc);
+    mark_given(field, v->loc);
   }
 
   template <class T>
-  void enum_field(const char* key, T& out, std::optional<T> (*parse)(std::string_view),
+  void enum_field(ir::Field field, T& out, std::optional<T> (*parse)(std::string_view),
                   std::initializer_list<std::string_view> allowed_list) {
+    const std::string_view key = ir::to_string(field);
     const ast::Stmt* s = find(key);
     if (!s) return;
     std::span<const std::string_view> allowed(allowed_list.begin(), allowed_list.size());
@@ -154,7 +166,7 @@ class Checker {
       return fail();
     }
     out = *parsed;
-    mark_given(key, v->loc);
+    mark_given(field, v->loc);
   }
 
   // `[0, 1, 1, 0]` (one direction) or `[[...], [...]]` (one list per direction).
@@ -197,7 +209,7 @@ class Checker {
     }
     if (!ok) return fail();
     p_.stage_to_rank = std::move(lists);
-    mark_given("stage_to_rank", v->loc);
+    mark_given(ir::Field::StageToRank, v->loc);
   }
 
   // The entries of `cost { ... }` / `memory { ... }`, first of each key; unknown keys reported.
@@ -238,7 +250,7 @@ class Checker {
 
   // Sets a per-stage (or per-rank) field and records it as given.
   template <class Target>
-  void per_stage(const ast::Entry& e, const std::string& field, const char* per, Target& target, Dimension dim) {
+  void per_stage(const ast::Entry& e, ir::Field field, const char* per, Target& target, Dimension dim) {
     auto v = sema::to_per_stage(cx_, e.value, field, per, dim);
     if (!v) return fail();
     target = *v;
@@ -247,7 +259,7 @@ class Checker {
 
   void cost() {
     for (const ast::Entry* e : block_entries("cost", kCostKeys, "F = 1  B = 1  W = 1  comm = 0")) {
-      std::string field = "cost." + std::string(e->key.text);
+      const ir::Field field = block_field("cost", e->key.text);
       constexpr Dimension kTime = Dimension::Time;
       if (e->key.text == "F") per_stage(*e, field, "stage", p_.cost.F, kTime);
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.cost.B, kTime);
@@ -269,7 +281,7 @@ class Checker {
 
   void memory() {
     for (const ast::Entry* e : block_entries("memory", kMemoryKeys, "F = 1  B = -0.5  W = -0.5  cap = none")) {
-      std::string field = "memory." + std::string(e->key.text);
+      const ir::Field field = block_field("memory", e->key.text);
       constexpr Dimension kMemory = Dimension::Memory;
       if (e->key.text == "F") per_stage(*e, field, "stage", p_.memory.F, kMemory);
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.memory.B, kMemory);
@@ -356,7 +368,7 @@ class Checker {
         if (u) {
           v = convert(v, *u, *target);
         } else if (v != 0) {
-          cx_.report.error(DiagKind::BadUnit, cx_.spec.loc_of("model"),
+          cx_.report.error(DiagKind::BadUnit, cx_.spec.loc_of(ir::Field::Model),
                            std::string("the model's ") + what + " mix plain numbers and units: give `" + k +
                                "` with a unit too");
           return false;
@@ -387,7 +399,7 @@ class Checker {
           layers.reset();
         }
         if (!layers) return fail();
-        cx_.spec.given["model"] = e->value.loc;
+        cx_.spec.given[ir::Field::Model] = e->value.loc;
       } else {
         partition = &e->value;
       }
@@ -410,10 +422,11 @@ class Checker {
         return fail();
       }
     // What the model derives may not be written again.
-    for (const char* f : {"cost.F", "cost.B", "cost.W", "memory.F", "memory.static"})
+    using ir::Field;
+    for (Field f : {Field::CostF, Field::CostB, Field::CostW, Field::MemoryF, Field::MemoryStatic})
       if (cx_.spec.is_given(f)) {
         cx_.report.error(DiagKind::BadValue, cx_.spec.loc_of(f),
-                         quote(f) + " is derived from `model` (its layers and partition): give one or the other");
+                         quote(ir::to_string(f)) + " is derived from `model` (its layers and partition): give one or the other");
         return fail();
       }
     const Unit* time_unit = nullptr;
@@ -463,17 +476,17 @@ class Checker {
       bool uniform = std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
       return uniform ? ir::PerStage::of(v[0]) : ir::PerStage::list(std::move(v));
     };
-    SourceLoc at = cx_.spec.loc_of("model");
+    SourceLoc at = cx_.spec.loc_of(Field::Model);
     p_.cost.F = per_stage("F");
     p_.cost.B = per_stage("B");
     p_.cost.W = per_stage("W");
     p_.memory.F = per_stage("memory");
     p_.memory.static_memory = per_stage("static");
-    for (const char* f : {"cost.F", "cost.B", "cost.W"}) {
+    for (Field f : {Field::CostF, Field::CostB, Field::CostW}) {
       cx_.spec.given[f] = at;
       if (time_unit) cx_.spec.units[f] = std::string(time_unit->name);
     }
-    for (const char* f : {"memory.F", "memory.static"}) {
+    for (Field f : {Field::MemoryF, Field::MemoryStatic}) {
       cx_.spec.given[f] = at;
       if (memory_unit) cx_.spec.units[f] = std::string(memory_unit->name);
     }
@@ -486,7 +499,7 @@ class Checker {
     const Value& v = e.value;
     if (v.is(Value::Kind::Word) && (v.text == "true" || v.text == "false")) {
       cx_.spec.balanced = v.text == "true";
-      cx_.spec.given["memory.balanced"] = v.loc;
+      cx_.spec.given[ir::Field::MemoryBalanced] = v.loc;
       return;
     }
     if (!v.is(Value::Kind::Invalid))
@@ -509,8 +522,9 @@ class Checker {
     for (const ir::ProblemError& e : errors) {
       SourceLoc loc = cx_.spec.loc_of(e.field);
       if (!cx_.spec.is_given(e.field)) {
-        if (e.field == "stage_to_rank" || e.field == "stages_per_rank") loc = cx_.spec.loc_of("placement");
-        if (e.field == "microbatches") loc = cx_.spec.loc_of("direction");
+        if (e.field == ir::Field::StageToRank || e.field == ir::Field::StagesPerRank)
+          loc = cx_.spec.loc_of(ir::Field::Placement);
+        if (e.field == ir::Field::Microbatches) loc = cx_.spec.loc_of(ir::Field::Direction);
       }
       cx_.report.error(e.kind, loc, e.message);
     }
@@ -551,7 +565,7 @@ class Checker {
   // An explicit schedule shows which backward it uses: BW only -> fused, B/W only -> split,
   // both -> mixed. Not recorded in `given`: the file did not write it.
   void infer_backward() {
-    if (cx_.spec.is_given("backward") || cx_.spec.schedule.kind != SourceKind::Explicit) return;
+    if (cx_.spec.is_given(ir::Field::Backward) || cx_.spec.schedule.kind != SourceKind::Explicit) return;
     bool fused = false, split = false;
     for (const auto& order : cx_.spec.schedule.ranks)
       for (const ir::Action& a : order) {

@@ -32,10 +32,10 @@ std::optional<int32_t> to_int(Context& cx, const ast::Value& v, std::string_view
 /// A number, or a list of numbers (`per` names what the list is indexed by: "stage", "rank"), of
 /// dimension `dim`: values may carry units of it (a list is expressed in its finest), recorded in
 /// `spec.units[field]`; complete_problem() brings all fields to one unit.
-std::optional<ir::PerStage> to_per_stage(Context& cx, const ast::Value& v, std::string_view field,
-                                         std::string_view per, Dimension dim);
+std::optional<ir::PerStage> to_per_stage(Context& cx, const ast::Value& v, ir::Field field, std::string_view per,
+                                         Dimension dim);
 /// One number of dimension `dim`, its unit recorded as to_per_stage does.
-std::optional<double> to_quantity(Context& cx, const ast::Value& v, std::string_view field, Dimension dim);
+std::optional<double> to_quantity(Context& cx, const ast::Value& v, ir::Field field, Dimension dim);
 /// True when `v` has no unit; otherwise reports that `what` takes a plain number.
 bool no_unit(Context& cx, const ast::Value& v, std::string_view what);
 

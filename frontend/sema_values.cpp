@@ -69,18 +69,18 @@ bool unit_of(Context& cx, const Value& v, std::string_view name, Dimension dim, 
 
 }  // namespace
 
-std::optional<double> to_quantity(Context& cx, const Value& v, std::string_view field, Dimension dim) {
-  std::string name = quote(field);
+std::optional<double> to_quantity(Context& cx, const Value& v, ir::Field field, Dimension dim) {
+  std::string name = quote(ir::to_string(field));
   const Unit* unit = nullptr;
   if (!unit_of(cx, v, name, dim, unit)) return std::nullopt;
-  if (unit) cx.spec.units[std::string(field)] = std::string(unit->name);
-  else cx.spec.units.erase(std::string(field));
+  if (unit) cx.spec.units[field] = std::string(unit->name);
+  else cx.spec.units.erase(field);
   return v.number;
 }
 
-std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::string_view field, std::string_view per,
+std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, ir::Field field, std::string_view per,
                                          Dimension dim) {
-  std::string name = quote(field);
+  std::string name = quote(ir::to_string(field));
   if (v.is(Value::Kind::Number)) {
     auto x = to_quantity(cx, v, field, dim);
     if (!x) return std::nullopt;
@@ -115,8 +115,8 @@ std::optional<ir::PerStage> to_per_stage(Context& cx, const Value& v, std::strin
     }
     values.push_back(item.unit.empty() ? item.number : convert(item.number, *find_unit(item.unit), *target));
   }
-  if (target) cx.spec.units[std::string(field)] = std::string(target->name);
-  else cx.spec.units.erase(std::string(field));
+  if (target) cx.spec.units[field] = std::string(target->name);
+  else cx.spec.units.erase(field);
   return ir::PerStage::list(std::move(values));
 }
 

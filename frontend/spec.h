@@ -11,6 +11,7 @@
 
 #include "ir/action.h"
 #include "ir/expect.h"
+#include "ir/field.h"
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "support/diagnostics.h"
@@ -27,7 +28,8 @@ struct ScheduleSource {
   std::string family;  // Family: its name
   ir::Params params;   // Family: its parameters; Solve: solver options
   // Explicit: per-rank orders with the location of every token, and overlapped F&B units
-  // (sorted first indices i of units (i, i+1)) written as `(F7.s0 B3.s7)`.
+  // (sorted first indices i of units (i, i+1)) written as `(F7.s0 B3.s7)`. read_input moves them
+  // into Input::schedule and its source map.
   std::vector<std::vector<ir::Action>> ranks;
   std::vector<std::vector<int32_t>> overlap;
   std::vector<std::vector<SourceLoc>> token_locs;
@@ -36,14 +38,12 @@ struct ScheduleSource {
 struct Spec {
   int32_t file = -1;
   ir::Problem problem;
-  /// The problem fields the file set, with the location of each value: "ranks",
-  /// "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank", "backward",
-  /// "objective", "cost.F", "cost.B", "cost.W", "cost.comm", "cost.FB", "memory.F", "memory.B",
-  /// "memory.W", "memory.cap". Fields not listed hold their defaults, and a family may choose them.
-  std::map<std::string, SourceLoc> given;
-  /// The unit each cost or memory field is written in ("cost.F" -> "ms"), for the fields given
-  /// with one; complete_problem() expresses them all in one unit per dimension.
-  std::map<std::string, std::string> units;
+  /// The fields the file set (and the flags, without a location), with the location of each
+  /// value. Problem fields not listed hold their defaults, and a family may choose them.
+  ir::FieldLocs given;
+  /// The unit each cost or memory field is written in (CostF -> "ms"), for the fields given with
+  /// one; complete_problem() expresses them all in one unit per dimension.
+  ir::FieldUnits units;
   /// `memory { balanced = false }`: the memory deltas need not cancel per microbatch and stage.
   bool balanced = true;
   /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
@@ -58,9 +58,9 @@ struct Spec {
   ir::Params runtime;
   SourceLoc runtime_loc;
 
-  bool is_given(const std::string& field) const { return given.count(field) != 0; }
+  bool is_given(ir::Field field) const { return given.count(field) != 0; }
   /// Location of a field's value, or the file itself when the field was not written.
-  SourceLoc loc_of(const std::string& field) const;
+  SourceLoc loc_of(ir::Field field) const;
 };
 
 /// Completes a problem once the file and the flags are in (docs/dsl.md, "Units" and `memory`):
@@ -71,8 +71,7 @@ struct Spec {
 ///   given;
 /// - with `check_balance`, F + B + W must be 0 on every stage unless `balanced` is false.
 /// `expect` clauses written with units are converted too. Errors name the field they concern.
-std::vector<ir::ProblemError> complete_problem(ir::Problem& problem, const std::map<std::string, SourceLoc>& given,
-                                               std::map<std::string, std::string>& units,
+std::vector<ir::ProblemError> complete_problem(ir::Problem& problem, const ir::FieldLocs& given, ir::FieldUnits& units,
                                                std::vector<ir::Expectation>* expect, bool balanced,
                                                bool check_balance);
 inline std::vector<ir::ProblemError> complete_problem(Spec& spec, bool check_balance) {

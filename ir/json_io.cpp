@@ -406,7 +406,7 @@ class Reader {
     if (j.contains("units")) units(j["units"], ptr + "/units", p);
     if (found_ != errors) return std::nullopt;
     for (const ProblemError& e : validate(p)) {
-      std::string field = e.field;
+      std::string field(to_string(e.field));
       std::replace(field.begin(), field.end(), '.', '/');
       error(ptr + "/" + field, e.kind, e.message);
     }

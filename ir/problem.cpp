@@ -114,26 +114,27 @@ std::optional<double> Problem::cap_of(RankId rank) const {
 
 namespace {
 
-void check_per_stage(const PerStage& v, size_t expected, const char* what, const std::string& field,
-                     bool non_negative, std::vector<ProblemError>& out) {
+void check_per_stage(const PerStage& v, size_t expected, const char* what, Field field, bool non_negative,
+                     std::vector<ProblemError>& out) {
+  const std::string name(to_string(field));
   // Magnitudes up to 1e15; validate() checks separately that the fixed-point sums fit in int64.
   auto bad = [&](double x) { return !std::isfinite(x) || (non_negative && x < 0) || std::abs(x) > kMaxMagnitude; };
   if (v.is_uniform()) {
     if (bad(v.uniform))
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + field + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(v.uniform) + "`"});
+                     "`" + name + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(v.uniform) + "`"});
     return;
   }
   if (v.values.size() != expected) {
     out.push_back({field, DiagKind::BadValue,
-                   "`" + field + "` needs one value per " + what + " (" + std::to_string(expected) + "), got " +
+                   "`" + name + "` needs one value per " + what + " (" + std::to_string(expected) + "), got " +
                        std::to_string(v.values.size())});
     return;
   }
   for (double x : v.values)
     if (bad(x)) {
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + field + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(x) + "`"});
+                     "`" + name + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(x) + "`"});
       return;
     }
 }
@@ -159,7 +160,7 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
   const auto limit = static_cast<long double>(kMaxFixedSum);
   const auto tscale = static_cast<long double>(time_scale(p)), mscale = static_cast<long double>(memory_scale(p));
   if (time * tscale > limit)
-    out.push_back({"cost.F", DiagKind::OutOfRange,
+    out.push_back({Field::CostF, DiagKind::OutOfRange,
                    "the costs are too large for exact timing: all durations and comm lags add up to " +
                        format_number(static_cast<double>(time)) + " time units at a resolution of " +
                        format_number(1.0 / static_cast<double>(tscale)) + ", more than " +
@@ -168,7 +169,7 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
     auto cap = p.stated_cap_of(RankId(r));
     long double sum = memory[static_cast<size_t>(r)] + (cap ? static_cast<long double>(*cap) : 0.0L) + p.static_of(RankId(r));
     if (sum * mscale <= limit) continue;
-    out.push_back({"memory.F", DiagKind::OutOfRange,
+    out.push_back({Field::MemoryF, DiagKind::OutOfRange,
                    "the memory values are too large for exact accounting: rank " + std::to_string(r) +
                        "'s deltas add up to " + format_number(static_cast<double>(sum)) + " at a resolution of " +
                        format_number(1.0 / static_cast<double>(mscale)) + ", more than " +
@@ -181,52 +182,52 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
 
 std::vector<ProblemError> validate(const Problem& p) {
   std::vector<ProblemError> out;
-  auto range = [&](const char* field, int32_t v, int32_t lo, int32_t hi) {
+  auto range = [&](Field field, int32_t v, int32_t lo, int32_t hi) {
     if (v >= lo && v <= hi) return true;
     out.push_back({field, DiagKind::OutOfRange,
-                   std::string("`") + field + "` must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                   "`" + std::string(to_string(field)) + "` must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
                        ", got `" + std::to_string(v) + "`"});
     return false;
   };
-  bool sizes_ok = range("ranks", p.ranks, 1, kMaxRanks);
-  sizes_ok &= range("stages_per_rank", p.stages_per_rank, 1, kMaxStagesPerRank);
-  sizes_ok &= range("microbatches", p.microbatches, 1, kMaxMicrobatches);
+  bool sizes_ok = range(Field::Ranks, p.ranks, 1, kMaxRanks);
+  sizes_ok &= range(Field::StagesPerRank, p.stages_per_rank, 1, kMaxStagesPerRank);
+  sizes_ok &= range(Field::Microbatches, p.microbatches, 1, kMaxMicrobatches);
   if (!sizes_ok) return out;
   int64_t actions = int64_t{3} * p.microbatches * p.num_stages();
   if (actions > kMaxActions) {
-    out.push_back({"microbatches", DiagKind::OutOfRange,
+    out.push_back({Field::Microbatches, DiagKind::OutOfRange,
                    "the problem has " + std::to_string(actions) + " actions, more than the limit of " +
                        std::to_string(kMaxActions)});
     return out;
   }
   if (p.placement == PlacementKind::VShape && p.stages_per_rank != 2)
-    out.push_back({"stages_per_rank", DiagKind::BadValue,
+    out.push_back({Field::StagesPerRank, DiagKind::BadValue,
                    "placement `vshape` needs `stages_per_rank` = 2, got `" + std::to_string(p.stages_per_rank) + "`"});
   if (p.placement == PlacementKind::Wave && p.stages_per_rank < 2)
-    out.push_back({"stages_per_rank", DiagKind::BadValue,
+    out.push_back({Field::StagesPerRank, DiagKind::BadValue,
                    "placement `wave` needs `stages_per_rank` >= 2, got `" + std::to_string(p.stages_per_rank) + "`"});
   if (p.direction == Direction::Bidirectional && p.microbatches % 2 != 0)
-    out.push_back({"microbatches", DiagKind::BadValue,
+    out.push_back({Field::Microbatches, DiagKind::BadValue,
                    "direction `bidirectional` needs an even number of microbatches, got `" +
                        std::to_string(p.microbatches) + "`"});
   if (p.placement == PlacementKind::Custom) {
     size_t dirs = static_cast<size_t>(p.num_directions());
     if (p.stage_to_rank.size() != dirs) {
-      out.push_back({"stage_to_rank", DiagKind::BadValue,
+      out.push_back({Field::StageToRank, DiagKind::BadValue,
                      "placement `custom` needs `stage_to_rank` with " + std::to_string(dirs) +
                          (dirs == 1 ? " list" : " lists (one per direction)") + ", got " +
                          std::to_string(p.stage_to_rank.size())});
     } else {
       for (const auto& list : p.stage_to_rank) {
         if (list.size() != static_cast<size_t>(p.num_stages())) {
-          out.push_back({"stage_to_rank", DiagKind::BadValue,
+          out.push_back({Field::StageToRank, DiagKind::BadValue,
                          "`stage_to_rank` needs one rank per stage (" + std::to_string(p.num_stages()) + "), got " +
                              std::to_string(list.size())});
           break;
         }
         auto bad = std::find_if(list.begin(), list.end(), [&](int32_t r) { return r < 0 || r >= p.ranks; });
         if (bad != list.end()) {
-          out.push_back({"stage_to_rank", DiagKind::OutOfRange,
+          out.push_back({Field::StageToRank, DiagKind::OutOfRange,
                          "`stage_to_rank` entries must be ranks in 0.." + std::to_string(p.ranks - 1) + ", got `" +
                              std::to_string(*bad) + "`"});
           break;
@@ -234,29 +235,29 @@ std::vector<ProblemError> validate(const Problem& p) {
       }
     }
   } else if (!p.stage_to_rank.empty()) {
-    out.push_back({"stage_to_rank", DiagKind::BadValue,
+    out.push_back({Field::StageToRank, DiagKind::BadValue,
                    "`stage_to_rank` is only allowed with placement `custom`, got placement `" +
                        std::string(to_string(p.placement)) + "`"});
   }
   size_t stages = static_cast<size_t>(p.num_stages());
-  check_per_stage(p.cost.F, stages, "stage", "cost.F", true, out);
-  check_per_stage(p.cost.B, stages, "stage", "cost.B", true, out);
-  check_per_stage(p.cost.W, stages, "stage", "cost.W", true, out);
-  if (p.cost.FB) check_per_stage(*p.cost.FB, stages, "stage", "cost.FB", true, out);
+  check_per_stage(p.cost.F, stages, "stage", Field::CostF, true, out);
+  check_per_stage(p.cost.B, stages, "stage", Field::CostB, true, out);
+  check_per_stage(p.cost.W, stages, "stage", Field::CostW, true, out);
+  if (p.cost.FB) check_per_stage(*p.cost.FB, stages, "stage", Field::CostFB, true, out);
   if (!std::isfinite(p.cost.comm) || p.cost.comm < 0 || p.cost.comm > kMaxMagnitude)
-    out.push_back({"cost.comm", DiagKind::OutOfRange,
+    out.push_back({Field::CostComm, DiagKind::OutOfRange,
                    "`cost.comm` must be a number in 0..1e15, got `" + format_number(p.cost.comm) + "`"});
-  check_per_stage(p.memory.F, stages, "stage", "memory.F", false, out);
-  check_per_stage(p.memory.B, stages, "stage", "memory.B", false, out);
-  check_per_stage(p.memory.W, stages, "stage", "memory.W", false, out);
-  if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", "memory.cap", true, out);
-  check_per_stage(p.memory.static_memory, stages, "stage", "memory.static", true, out);
+  check_per_stage(p.memory.F, stages, "stage", Field::MemoryF, false, out);
+  check_per_stage(p.memory.B, stages, "stage", Field::MemoryB, false, out);
+  check_per_stage(p.memory.W, stages, "stage", Field::MemoryW, false, out);
+  if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", Field::MemoryCap, true, out);
+  check_per_stage(p.memory.static_memory, stages, "stage", Field::MemoryStatic, true, out);
   if (out.empty()) check_fixed_point_sums(p, out);
   if (out.empty() && p.memory.cap && p.has_static_memory())
     for (int32_t r = 0; r < p.ranks; ++r) {
       double stat = p.static_of(RankId(r)), cap = *p.stated_cap_of(RankId(r));
       if (stat <= cap) continue;
-      out.push_back({"memory.static", DiagKind::CapInfeasible,
+      out.push_back({Field::MemoryStatic, DiagKind::CapInfeasible,
                      "rank " + std::to_string(r) + "'s static memory (" + format_number(stat) +
                          ", `memory.static` of the stages it holds) is above its cap of " + format_number(cap) +
                          ": no schedule fits, whatever its activations"});

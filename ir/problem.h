@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/field.h"
 #include "support/diagnostics.h"
 #include "support/strong_id.h"
 
@@ -106,10 +107,10 @@ struct Problem {
   bool has_static_memory() const;
 };
 
-/// One semantic error in a problem, located by the field it concerns ("stages_per_rank",
-/// "memory.cap", "cost.F", ...) so that each reader can point at its own source location.
+/// One semantic error in a problem, located by the field it concerns (Field::StagesPerRank,
+/// Field::MemoryCap, ...) so that each reader can point at its own source location.
 struct ProblemError {
-  std::string field;
+  Field field;
   DiagKind kind;
   std::string message;
 };

@@ -16,6 +16,7 @@ class Scanner {
   bool at_end() const { return p_ >= t_.size(); }
   char peek() const { return at_end() ? '\0' : t_[p_]; }
   void bump() { ++p_; }
+  void seek(size_t p) { p_ = p; }
 
   void skip_ws() {
     while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++p_;
@@ -140,6 +141,37 @@ size_t json_locate(std::string_view text, std::string_view pointer) {
     found = s.pos();
   }
   return found;
+}
+
+std::vector<std::vector<size_t>> json_locate_elements(std::string_view text, std::string_view pointer) {
+  std::vector<std::vector<size_t>> out;
+  Scanner s(text);
+  s.seek(json_locate(text, pointer));
+  if (s.peek() != '[') return out;
+  s.bump();
+  while (true) {
+    s.skip_ws();
+    if (s.at_end() || s.peek() == ']') return out;
+    std::vector<size_t>& row = out.emplace_back();
+    if (s.peek() == '[') {
+      s.bump();
+      while (true) {
+        s.skip_ws();
+        if (s.at_end() || s.peek() == ']') break;
+        row.push_back(s.pos());
+        s.skip_value();
+        s.skip_ws();
+        if (s.peek() != ',') break;
+        s.bump();
+      }
+      if (s.peek() == ']') s.bump();
+    } else {
+      s.skip_value();
+    }
+    s.skip_ws();
+    if (s.peek() != ',') return out;
+    s.bump();
+  }
 }
 
 size_t json_too_deep(std::string_view text, size_t max_depth) {

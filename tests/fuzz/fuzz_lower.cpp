@@ -24,7 +24,7 @@
 #include "codegen/emit.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "codegen/verify_program.h"
 #include "ir/json_io.h"
 #include "ir/simulate.h"
@@ -181,11 +181,12 @@ void check_round_trips(const Schedule& s, const Metrics& metrics) {
     int32_t file = sources.add("fuzz.csv", codegen::emit_torch_csv(s));
     Diagnostics diags(&sources);
     // The shape is given (the problem's own), so the import checks the file against it.
-    std::map<std::string, SourceLoc> given;
-    for (const char* f : {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-                          "backward"})
+    ir::FieldLocs given;
+    using ir::Field;
+    for (Field f : {Field::Ranks, Field::StagesPerRank, Field::Microbatches, Field::Direction, Field::Placement,
+                    Field::StageToRank, Field::Backward})
       given.emplace(f, SourceLoc{});
-    auto back = codegen::import_torch_csv(sources, file, s.problem, given, diags);
+    auto back = frontend::read_torch_csv(sources, file, s.problem, given, diags);
     if (!back) report("the exported torch-csv does not import", s, diags.str() + sources.text(file));
     if (!same_orders(*back, s)) report("torch-csv does not round-trip", s, sources.text(file));
   }

@@ -3,10 +3,10 @@
 // arguments (`--cost F=1,B=2:3`, `--memory cap=4:4`, `--pp 4`, `--family zb-h1`, ...; a line is
 // split at its first blank into flag and value), the rest is a spec (none: flags only). The
 // arguments go through CLI11 with the real option table (ProblemFlags, ScheduleFlags), then
-// ProblemFlags::apply; the spec through frontend::parse_spec; then the runtime block through
+// ProblemFlags::apply; the spec through frontend::read_input; then the runtime block through
 // codegen::read_runtime_config, solve options through solver::apply_solve_params, and a family
-// source or `--family` through driver::obtain_schedule (family defaults, parameters, verify) on
-// small problems. Nothing may crash or throw; a bad flag is a `bad-flag` diagnostic (the CLI's
+// source or `--family` through the driver's schedule and verify phases (family defaults,
+// parameters, verify) on small problems. Nothing may crash or throw; a bad flag is a `bad-flag` diagnostic (the CLI's
 // exit 2) with a message; each reader returns failure exactly when it reported an error; a
 // schedule that obtain_schedule returns simulates to completion.
 
@@ -24,7 +24,7 @@
 #include "solver/synth/synthesize.h"
 #include "support/diagnostics.h"
 #include "support/source.h"
-#include "tools/schedc/driver.h"
+#include "tools/schedc/phases.h"
 
 namespace {
 
@@ -73,14 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   driver::Session s;
   driver::Input in;
   if (!spec_text.empty()) {
-    in.kind = driver::Input::Kind::Spec;
-    in.file = s.sources.add("fuzz.sched", spec_text);
-    auto spec = frontend::parse_spec(s.sources, in.file, s.diags);
-    require(spec.has_value() == !s.diags.has_errors(), "parse_spec's result disagrees with its errors");
-    if (!spec) return 0;
-    in.spec = std::move(*spec);
+    int32_t file = s.sources.add("fuzz.sched", spec_text);
+    auto read = frontend::read_input(s.sources, file, frontend::InputFormat::Spec, {}, s.diags);
+    require(read.has_value() == !s.diags.has_errors(), "read_input's result disagrees with its errors");
+    if (!read) return 0;
+    in = std::move(*read);
   }
-  if (problem_flags.any() || in.kind == driver::Input::Kind::FlagsOnly) {
+  if (problem_flags.any() || !in.has_file()) {
     const size_t before = s.diags.error_count();
     bool applied = problem_flags.apply(in.spec, true, s.diags);
     require(applied == (s.diags.error_count() == before), "ProblemFlags::apply's result disagrees with its errors");
@@ -108,9 +107,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (solve || !is_small(in.spec.problem)) return 0;  // the solver is the solver's fuzzing, not this one's
 
   const size_t before = s.diags.error_count();
-  std::optional<ir::Schedule> sched = driver::obtain_schedule(s, in, schedule_flags);
+  std::optional<ir::Schedule> sched = driver::schedule(s, in, schedule_flags);
+  std::optional<ir::Timeline> timeline;
+  bool valid = sched && driver::verify(s, in, *sched, timeline);
   (void)s.diags.str();
-  require(sched.has_value() == (s.diags.error_count() == before), "obtain_schedule's result disagrees with its errors");
-  if (sched) (void)driver::simulate_verified(*sched);  // an internal error (exit 3, a finding) when it deadlocks
+  require(valid == (s.diags.error_count() == before), "the schedule and verify phases disagree with their errors");
+  if (valid) (void)driver::simulate(*sched);  // an internal error (exit 3, a finding) when it deadlocks
   return 0;
 }

@@ -1,4 +1,4 @@
-// libFuzzer target: the torch-csv importer (codegen::import_torch_csv) on any bytes, with the
+// libFuzzer target: the torch-csv importer (frontend::read_torch_csv) on any bytes, with the
 // problem flags `schedc import torch-csv` takes drawn from the input too. Layout: one byte saying
 // which of --pp, --microbatches, --backward, --placement, --vpp are set, one byte for each of
 // their values, then the CSV text. As in the CLI, a flag value out of its range is refused before
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "codegen/emit.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
@@ -48,15 +48,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The flags, as ProblemFlags::apply sets them on a default problem.
   ir::Problem base;
-  std::map<std::string, SourceLoc> given;
-  if (h[0] & 1) base.ranks = h[1], given["ranks"] = {};
-  if (h[0] & 2) base.microbatches = h[2], given["microbatches"] = {};
-  if (h[0] & 4) base.backward = static_cast<ir::BackwardMode>(h[3] % 3), given["backward"] = {};
+  ir::FieldLocs given;
+  if (h[0] & 1) base.ranks = h[1], given[ir::Field::Ranks] = {};
+  if (h[0] & 2) base.microbatches = h[2], given[ir::Field::Microbatches] = {};
+  if (h[0] & 4) base.backward = static_cast<ir::BackwardMode>(h[3] % 3), given[ir::Field::Backward] = {};
   if (h[0] & 8) {
     base.placement = h[4] % 3 == 0 ? ir::PlacementKind::Looped : h[4] % 3 == 1 ? ir::PlacementKind::VShape : ir::PlacementKind::Wave;
-    given["placement"] = {};
+    given[ir::Field::Placement] = {};
   }
-  if (h[0] & 16) base.stages_per_rank = h[5] % 70, given["stages_per_rank"] = {};
+  if (h[0] & 16) base.stages_per_rank = h[5] % 70, given[ir::Field::StagesPerRank] = {};
   for (const ir::ProblemError& e : ir::validate(base))
     if (e.kind == DiagKind::OutOfRange && given.count(e.field)) return 0;  // the CLI refuses the flag (exit 2)
 
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data) + skip, size - skip);
   int32_t file = sources.add("fuzz.csv", text);
   Diagnostics diags(&sources);
-  auto sched = codegen::import_torch_csv(sources, file, base, given, diags);
+  auto sched = frontend::read_torch_csv(sources, file, base, given, diags);
   (void)diags.str();
   if (sched.has_value() == diags.has_errors()) fail("a schedule returned with errors, or none without", diags.str());
   if (!sched) return 0;
@@ -72,11 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ir::Schedule& s = *sched;
   auto show = [&] { return "csv:\n" + text + "\nschedule: " + ir::write_schedule_json(s, nullptr); };
   if (!ir::validate(s.problem).empty()) fail("the imported problem does not validate", show());
-  if ((given.count("ranks") && s.problem.ranks != base.ranks) ||
-      (given.count("microbatches") && s.problem.microbatches != base.microbatches) ||
-      (given.count("backward") && s.problem.backward != base.backward) ||
-      (given.count("placement") && s.problem.placement != base.placement) ||
-      (given.count("stages_per_rank") && s.problem.stages_per_rank != base.stages_per_rank))
+  if ((given.count(ir::Field::Ranks) && s.problem.ranks != base.ranks) ||
+      (given.count(ir::Field::Microbatches) && s.problem.microbatches != base.microbatches) ||
+      (given.count(ir::Field::Backward) && s.problem.backward != base.backward) ||
+      (given.count(ir::Field::Placement) && s.problem.placement != base.placement) ||
+      (given.count(ir::Field::StagesPerRank) && s.problem.stages_per_rank != base.stages_per_rank))
     fail("the imported problem does not keep a given field", show());
   if (!ir::verify(s).empty()) fail("the importer returned a schedule ir::verify rejects", show());
   ir::SimResult sim = ir::simulate(s);
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string exported = codegen::emit_torch_csv(s);
   int32_t file2 = again.add("again.csv", exported);
   Diagnostics diags2(&again);
-  auto back = codegen::import_torch_csv(again, file2, base, given, diags2);
+  auto back = frontend::read_torch_csv(again, file2, base, given, diags2);
   if (!back) fail("the exported torch-csv does not import", show() + "\nexported:\n" + exported + "\n" + diags2.str());
   if (!same_orders(*back, s) || !(back->problem == s.problem))
     fail("torch-csv does not round-trip", show() + "\nexported:\n" + exported);

@@ -50,25 +50,6 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   return os.str();
 }
 
-// How the spec says to obtain its schedule (nothing is scheduled by `check`).
-ojson schedule_source_json(const frontend::ScheduleSource& src) {
-  ojson j;
-  switch (src.kind) {
-    case frontend::SourceKind::None: j["kind"] = "none"; break;
-    case frontend::SourceKind::Explicit: j["kind"] = "explicit"; break;
-    case frontend::SourceKind::Family:
-      j["kind"] = "family";
-      j["family"] = src.family;
-      j["params"] = params_json(src.params);
-      break;
-    case frontend::SourceKind::Solve:
-      j["kind"] = "solve";
-      j["params"] = params_json(src.params);
-      break;
-  }
-  return j;
-}
-
 std::string check_json(const std::string& path, const frontend::Spec& spec) {
   ojson expect = ojson::array();
   for (const ir::Expectation& e : spec.expect) expect.push_back(expectation_json(e));
@@ -86,36 +67,33 @@ std::string check_json(const std::string& path, const frontend::Spec& spec) {
 
 void add_check_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path, format = "text", output;
-    ProblemFlags problem;
+    OutputFlags out;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
+  opts->rq.last = Phase::Load;
   CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
-  cmd->add_option("spec", opts->path, "the .sched or schedule .json file; - reads a spec from stdin")->required();
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->problem.add_to(*cmd);
-  cmd->callback([opts, &rc] {
-    Session s;
-    if (opts->path.empty()) {
+  cmd->add_option("spec", opts->rq.args.path, "the .sched or schedule .json file; - reads a spec from stdin")->required();
+  opts->out.add_to(*cmd, {"text", "json"});
+  opts->rq.args.problem.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "check: the path of the spec is empty");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
-    auto in = load_input(s, opts->path, opts->problem);
+    Compilation c;
+    const Input* in = run_until(s, opts->rq, c) ? &*c.input : nullptr;
     if (in) {
       auto errors = ir::validate(in->spec.problem);
       for (const auto& e : errors) s.diags.error(e.kind, in->spec.loc_of(e.field), e.message);
       codegen::RuntimeConfig runtime;
       codegen::read_runtime_config(in->spec.runtime, runtime, s.diags);
     }
-    if (!in || s.diags.has_errors()) {
-      rc = s.fail();
-      return;
-    }
+    if (!in || s.diags.has_errors()) return s.fail();
     const std::string& path = s.sources.path(in->file);
-    std::string out = opts->format == "json" ? check_json(path, in->spec) : check_text(path, in->spec);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    return finish_with_output(s, opts->out.output,
+                              opts->out.format == "json" ? check_json(path, in->spec) : check_text(path, in->spec));
   });
 }
 

@@ -13,7 +13,6 @@
 
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
-#include "tools/schedc/executor.h"
 #include "tools/schedc/os.h"
 
 namespace schedc::driver {
@@ -126,23 +125,18 @@ bool write_folder(Session& s, const std::string& dir, const std::vector<codegen:
 void add_emit_command(CLI::App& app, int& rc) {
   struct Opts {
     std::string target = "cpp", output;
-    ScheduleArgs args;
-    RuntimeFlags runtime;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("emit", "generate the per-rank C++ executor of a schedule");
-  opts->args.add_to(*cmd);
+  opts->rq.add_to(*cmd, Phase::Emit);
   cmd->add_option("--target", opts->target, "cpp")->check(CLI::IsMember({"cpp"}));
   cmd->add_option("-o,--output", opts->output, "the directory to write")->required();
-  opts->runtime.add_to(*cmd, false);
-  cmd->callback([opts, &rc] {
-    Session s;
-    auto ex = load_executor(s, opts->args, &opts->runtime);
-    if (!ex) {
-      rc = s.fail();
-      return;
-    }
-    rc = write_folder(s, opts->output, ex->files) ? s.finish() : s.fail();
+  opts->rq.runtime.add_to(*cmd, false);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    return write_folder(s, opts->output, c.emitted->files) ? s.finish() : s.fail();
   });
 }
 

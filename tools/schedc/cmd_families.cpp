@@ -48,16 +48,11 @@ std::string families_json() {
 }  // namespace
 
 void add_families_command(CLI::App& app, int& rc) {
-  struct Opts {
-    std::string format = "text", output;
-  };
-  auto opts = std::make_shared<Opts>();
+  auto out = std::make_shared<OutputFlags>();
   CLI::App* cmd = app.add_subcommand("families", "list the known schedule families and their constraints");
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  cmd->callback([opts, &rc] {
-    Session s;
-    rc = write_output(s, opts->output, opts->format == "json" ? families_json() : families_text()) ? s.finish() : s.fail();
+  out->add_to(*cmd, {"text", "json"});
+  set_callback(*cmd, rc, [out](Session& s) {
+    return finish_with_output(s, out->output, out->format == "json" ? families_json() : families_text());
   });
 }
 

@@ -8,31 +8,26 @@ namespace schedc::driver {
 
 void add_import_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string format, path, output;
-    ProblemFlags problem;
+    std::string format, output;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("import", "convert another tool's schedule into schedule JSON");
   cmd->add_option("format", opts->format, "torch-csv")->required()->check(CLI::IsMember({"torch-csv"}));
-  cmd->add_option("file", opts->path, "the file to import")->required();
+  cmd->add_option("file", opts->rq.args.path, "the file to import")->required();
   cmd->add_option("-o,--output", opts->output, "write the schedule JSON here instead of stdout");
-  opts->problem.add_to(*cmd);
-  cmd->callback([opts, &rc] {
-    Session s;
-    if (opts->path.size() < 4 || opts->path.substr(opts->path.size() - 4) != ".csv") {
-      s.diags.error(DiagKind::BadFlag, {}, "import torch-csv: the file must end in `.csv`, got `" + opts->path + "`");
-      rc = s.finish();
-      return;
+  opts->rq.args.problem.add_to(*cmd);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    const std::string& path = opts->rq.args.path;
+    if (!path.ends_with(".csv")) {
+      s.diags.error(DiagKind::BadFlag, {}, "import torch-csv: the file must end in `.csv`, got `" + path + "`");
+      return s.finish();
     }
-    auto in = load_input(s, opts->path, opts->problem);
-    auto sched = in ? obtain_schedule(s, *in, ScheduleFlags{}) : std::nullopt;
-    if (!sched) {
-      rc = s.fail();
-      return;
-    }
-    sched->provenance = ir::Provenance::of("torch-csv");
-    ir::Timeline t = simulate_verified(*sched);
-    rc = write_output(s, opts->output, ir::write_schedule_json(*sched, &t.metrics)) ? s.finish() : s.fail();
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    c.schedule->provenance = ir::Provenance::of("torch-csv");
+    return finish_with_output(s, opts->output, ir::write_schedule_json(*c.schedule, &c.timeline->metrics));
   });
 }
 

@@ -16,7 +16,6 @@
 #include "support/input.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
-#include "tools/schedc/executor.h"
 
 namespace schedc::driver {
 namespace {
@@ -38,20 +37,6 @@ struct TempFile {
   }
 };
 
-
-// The problem a run of this input uses, without running a solver.
-std::optional<ir::Problem> problem_of(Session& s, Input& in, const ScheduleFlags& flags) {
-  bool solve = flags.solve || (!flags.family && in.spec.schedule.kind == frontend::SourceKind::Solve);
-  if (!solve) {
-    auto sched = obtain_schedule(s, in, flags);
-    if (!sched) return std::nullopt;
-    return sched->problem;
-  }
-  auto errors = ir::validate(in.spec.problem);
-  for (const ir::ProblemError& e : errors) s.diags.error(e.kind, in.spec.loc_of(e.field), e.message);
-  if (!errors.empty()) return std::nullopt;
-  return in.spec.problem;
-}
 
 // The spec with `block` in place of its cost block, checked by parsing it again: the problem must
 // be the old one with the new costs. nullopt after reporting.
@@ -91,116 +76,73 @@ std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std
 
 void add_profile_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string path, format = "text";
+    std::string format = "text";
     bool write = false;
-    ProblemFlags problem;
-    ScheduleFlags schedule;
-    RuntimeFlags runtime;
-    BuildSettings build;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
+  // The executor of a probe schedule, with the runtime flags passed at run time (as `schedc run`).
+  opts->rq.last = Phase::Run;
+  opts->rq.probe = true;
+  opts->rq.runtime_at_launch = true;
   CLI::App* cmd =
       app.add_subcommand("profile", "measure each stage's F, B, W and the transfers; print or write a cost block");
-  cmd->add_option("input", opts->path, "a .sched spec or schedule .json (omit with --family and the problem flags)");
+  cmd->add_option("input", opts->rq.args.path, "a .sched spec or schedule .json (omit with --family and the problem flags)");
   cmd->add_flag("--write", opts->write, "update the spec's cost block in place (atomically; nothing else changes)");
   cmd->add_option("--format", opts->format, "text (a cost block) | json (the raw measurements)")
       ->check(CLI::IsMember({"text", "json"}));
-  opts->build.add_to(*cmd);
-  opts->problem.add_to(*cmd);
-  opts->schedule.add_to(*cmd);
-  opts->runtime.add_to(*cmd, false);
-  cmd->callback([opts, &rc] {
-    Session s;
-    if (opts->write && opts->problem.any()) {
+  opts->rq.build.add_to(*cmd);
+  opts->rq.args.problem.add_to(*cmd);
+  opts->rq.args.schedule.add_to(*cmd);
+  opts->rq.runtime.add_to(*cmd, false);
+  opts->rq.dump.add_to(*cmd, opts->rq.last);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    Request& rq = opts->rq;
+    if (opts->write && rq.args.problem.any()) {
       s.diags.error(DiagKind::BadFlag, {}, "--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
-    auto in = load_input(s, opts->path, opts->problem);
-    if (in && opts->write && in->kind != Input::Kind::Spec) {
-      s.diags.error(DiagKind::Unsupported, in->file >= 0 ? SourceLoc{in->file, 0, 0} : SourceLoc{},
+    Compilation c;
+    if (!run_until(s, rq, c, Phase::Load)) return s.fail();
+    const Input& in = *c.input;
+    if (opts->write && (!in.has_file() || in.format != frontend::InputFormat::Spec)) {
+      s.diags.error(DiagKind::Unsupported, in.map.file(),
                     "--write updates the cost block of a .sched spec; give one");
-      rc = s.finish(kInputError);
-      return;
+      return s.finish(kInputError);
     }
-    auto problem = in ? problem_of(s, *in, opts->schedule) : std::nullopt;
-    if (!problem) {
-      rc = s.finish(kInputError);
-      return;
-    }
-    ir::Schedule probe = profile::probe_schedule(*problem);
-    if (!ir::verify(probe).empty()) {
-      s.diags.error(DiagKind::Internal, {},
-                    "the profiler's probe schedule does not verify (a bug in schedc; please report it)");
-      rc = s.finish(kInternalError);
-      return;
-    }
-    std::string source = source_name(opts->path, opts->problem, opts->schedule) + " (profile)";
-    auto ex = make_executor(s, *in, std::move(probe), nullptr, source);
-    auto exe = ex ? build_executor(s, ex->files, opts->build) : std::nullopt;
-    if (!exe) {
-      rc = s.fail();
-      return;
-    }
-    auto settings = runtime_settings(s, *ex, opts->runtime);
-    if (!settings) {
-      rc = s.finish(kInputError);
-      return;
-    }
-    const codegen::RuntimeConfig& cfg = *settings;
-    auto stages = opts->build.stage_sources.empty() ? std::optional(builtin_stages())
-                                                    : executor_stages(s, *exe, opts->build.verbose);
-    if (!stages || !check_stage(s, *ex, cfg, opts->runtime, false, *stages, !opts->build.stage_sources.empty())) {
-      rc = s.fail();
-      return;
-    }
+    if (!run_until(s, rq, c, Phase::Build)) return s.fail();
     TempFile out;
     if (out.path.empty()) {
       s.diags.error(DiagKind::Io, {}, "cannot create a temporary file for the measurements");
-      rc = s.finish(kInputError);
-      return;
+      return s.finish(kInputError);
     }
-    std::vector<std::string> argv;
-    if (cfg.backend == schedrt::BackendKind::Mpi) argv = mpirun_command(ex->program.problem.ranks);
-    argv.push_back(*exe);
-    // As `schedc run` passes them (the runtime block is compiled in), less a trace: profiling
-    // records none.
-    codegen::RuntimeConfig untraced = cfg;
-    untraced.trace.clear();
-    std::vector<std::string> options = schedrt::executor_arguments(untraced, opts->runtime.given_all());
-    argv.insert(argv.end(), options.begin(), options.end());
-    argv.insert(argv.end(), {"--profile", out.path});
-    int status = launch_executor(s, argv, opts->build.verbose);
-    if (status != 0) {
+    c.settings->trace.clear();  // profiling records no trace
+    rq.launch = {"--profile", out.path};
+    run_until(s, rq, c);
+    if (const int status = c.exit_status; status != 0) {
       if (status != 127 && status <= 128)
         s.diags.error(DiagKind::Runtime, {},
                       "profiling failed (the executor's exit status is " + std::to_string(status) + ")");
-      rc = s.finish(status == 2 ? kInternalError : kInputError);
-      return;
+      return s.finish(status == 2 ? kInternalError : kInputError);
     }
     auto read = read_input(out.path);
     std::string json = std::holds_alternative<std::string>(read) ? std::get<std::string>(read) : "";
     std::string error = std::holds_alternative<ReadFailure>(read) ? std::get<ReadFailure>(read).message : "";
-    auto measured = error.empty() ? profile::read_measured(json, ex->program.problem.num_stages(), &error)
+    auto measured = error.empty() ? profile::read_measured(json, c.program->problem.num_stages(), &error)
                                   : std::nullopt;
     if (!measured) {
       s.diags.error(DiagKind::Internal, {}, "the executor's measurements cannot be read (a bug in schedc): " + error);
-      rc = s.finish(kInternalError);
-      return;
+      return s.finish(kInternalError);
     }
     std::string block = profile::format_cost_block(*measured);
     if (opts->write) {
-      auto text = rewritten_spec(s, *in, block);
-      if (!text ||
-          !profile::write_spec_atomically(s.sources.path(in->file), s.sources.text(in->file), *text, s.diags)) {
-        rc = s.finish(kInputError);
-        return;
-      }
-      std::fprintf(stderr, "schedc: wrote the measured cost block into %s\n",
-                   s.sources.path(in->file).c_str());
+      auto text = rewritten_spec(s, in, block);
+      if (!text || !profile::write_spec_atomically(s.sources.path(in.file), s.sources.text(in.file), *text, s.diags))
+        return s.finish(kInputError);
+      std::fprintf(stderr, "schedc: wrote the measured cost block into %s\n", s.sources.path(in.file).c_str());
     }
     std::fputs(opts->format == "json" ? json.c_str() : (block + "\n").c_str(), stdout);
-    rc = s.finish(kOk);
+    return s.finish(kOk);
   });
 }
 

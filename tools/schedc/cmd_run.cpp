@@ -4,7 +4,6 @@
 
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
-#include "tools/schedc/executor.h"
 
 namespace schedc::driver {
 namespace {
@@ -28,82 +27,40 @@ bool check_fault(Session& s, const std::string& fault, int32_t ranks) {
 void add_run_command(CLI::App& app, int& rc) {
   struct Opts {
     std::string format = "text", fault;
-    bool check = false, interpret = false;
-    ScheduleArgs args;
-    RuntimeFlags runtime;
-    BuildSettings build;
+    bool interpret = false;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("run", "build a schedule's executor and run it");
-  opts->args.add_to(*cmd);
-  cmd->add_flag("--check", opts->check, "compare loss and gradients with a sequential run of the same model");
+  opts->rq.add_to(*cmd, Phase::Run);
+  // The runtime block is compiled in as the executor's defaults; the flags are passed at run time,
+  // so that changing them does not rebuild.
+  opts->rq.runtime_at_launch = true;
+  cmd->add_flag("--check", opts->rq.check, "compare loss and gradients with a sequential run of the same model");
   cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--interpret", opts->interpret, "run the op tables instead of the generated code (for comparison)");
   cmd->add_option("--fault", opts->fault, "testing: drop-send=RANK | throw=RANK")->group("");
-  opts->build.add_to(*cmd);
-  opts->runtime.add_to(*cmd, true);
-  cmd->callback([opts, &rc] {
-    Session s;
-    // The runtime block is compiled in as the executor's defaults; the flags are passed at run
-    // time, so that changing them does not rebuild.
-    auto ex = load_executor(s, opts->args, nullptr);
-    if (!ex) {
-      rc = s.fail();
-      return;
-    }
-    if (!check_fault(s, opts->fault, ex->program.problem.ranks)) {
-      rc = s.fail();
-      return;
-    }
-    const RuntimeFlags& f = opts->runtime;
-    auto settings = runtime_settings(s, *ex, f);
-    if (!settings) {
-      rc = s.finish(kInputError);
-      return;
-    }
-    const codegen::RuntimeConfig& cfg = *settings;
-    // `--check` compares with a sequential run of the same model, which only some stages have,
-    // and the stage must be registered: schedrt's own stages are checked before anything is
-    // built, the stage sources' once the executor lists what they register.
-    const bool sources = !opts->build.stage_sources.empty();
-    if (!sources && !check_stage(s, *ex, cfg, f, opts->check, builtin_stages(), false)) {
-      rc = s.fail();
-      return;
-    }
-    auto exe = build_executor(s, ex->files, opts->build);
-    if (!exe) {
-      rc = s.finish(kInputError);
-      return;
-    }
-    if (sources) {
-      auto stages = executor_stages(s, *exe, opts->build.verbose);
-      if (!stages || !check_stage(s, *ex, cfg, f, opts->check, *stages, true)) {
-        rc = s.fail();
-        return;
-      }
-    }
-    std::vector<std::string> argv;
-    if (cfg.backend == schedrt::BackendKind::Mpi) argv = mpirun_command(ex->program.problem.ranks);
-    argv.push_back(*exe);
-    // The runtime block is compiled in; the flags given and the backend go on the command line.
-    std::vector<std::string> options = schedrt::executor_arguments(cfg, f.given_all());
-    argv.insert(argv.end(), options.begin(), options.end());
-    argv.insert(argv.end(), {"--format", opts->format});
-    if (opts->check) argv.push_back("--check");
-    if (opts->interpret) argv.push_back("--interpret");
-    if (!opts->fault.empty()) argv.insert(argv.end(), {"--fault", opts->fault});
-    int status = launch_executor(s, argv, opts->build.verbose);
-    if (status == 0) {
-      rc = s.finish(kOk);
-      return;
-    }
+  opts->rq.build.add_to(*cmd);
+  opts->rq.runtime.add_to(*cmd, true);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    Request& rq = opts->rq;
+    rq.launch = {"--format", opts->format};
+    if (rq.check) rq.launch.push_back("--check");
+    if (opts->interpret) rq.launch.push_back("--interpret");
+    if (!opts->fault.empty()) rq.launch.insert(rq.launch.end(), {"--fault", opts->fault});
+    Compilation c;
+    if (!run_until(s, rq, c, Phase::Emit) || !check_fault(s, opts->fault, c.program->problem.ranks) ||
+        !run_until(s, rq, c))
+      return s.fail();
+    const int status = c.exit_status;
+    if (status == 0) return s.finish(kOk);
     if (status == 2) {
       s.diags.error(DiagKind::Runtime, {}, "the executor rejected its command line (a bug in schedc; please report it)");
-      rc = s.finish(kInternalError);
-      return;
+      return s.finish(kInternalError);
     }
-    if (status != 127 && status <= 128) s.diags.error(DiagKind::Runtime, {}, "the executor failed (exit status " + std::to_string(status) + ")");
-    rc = s.finish(kInputError);
+    if (status != 127 && status <= 128)
+      s.diags.error(DiagKind::Runtime, {}, "the executor failed (exit status " + std::to_string(status) + ")");
+    return s.finish(kInputError);
   });
 }
 

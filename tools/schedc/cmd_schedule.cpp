@@ -5,7 +5,6 @@
 #include "ir/json_io.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
-#include "tools/schedc/executor.h"
 
 namespace schedc::driver {
 
@@ -16,7 +15,7 @@ namespace {
 bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, const std::string& format) {
   auto conflict = codegen::torch_csv_conflict(sched.problem);
   if (!conflict) return false;
-  s.diags.error(DiagKind::Unsupported, in.spec.loc_of("direction"),
+  s.diags.error(DiagKind::Unsupported, in.spec.loc_of(ir::Field::Direction),
                 format + " cannot express a bidirectional schedule: stage " +
                     backtick(std::to_string(conflict->stage.value)) + " runs on ranks " +
                     backtick(std::to_string(conflict->first.value)) + " and " +
@@ -30,45 +29,34 @@ bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, co
 
 void add_schedule_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string format = "json", output;
-    ScheduleArgs args;
+    OutputFlags out;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
-  cmd->add_option("--format", opts->format, "json | torch-csv | torch-csv-comms | text | perfetto | svg | program")
-      ->check(CLI::IsMember({"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->args.add_to(*cmd);
-  cmd->callback([opts, &rc] {
-    Session s;
-    auto done = load_and_schedule(s, opts->args);
-    if (!done) {
-      rc = s.fail();
-      return;
-    }
-    const ir::Schedule* sched = &done->schedule;
-    const ir::Timeline& t = done->timeline;
+  opts->out.add_to(*cmd, {"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"});
+  opts->rq.add_to(*cmd, Phase::VerifyProgram);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    const std::string& f = opts->out.format;
+    // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
+    const bool lowered = f == "program" || f == "torch-csv-comms";
+    Request& rq = opts->rq;
+    rq.last = lowered ? Phase::VerifyProgram : Phase::Simulate;
+    Compilation c;
+    if (!run_until(s, rq, c, Phase::Simulate)) return s.fail();
+    const ir::Schedule& sched = *c.schedule;
+    const ir::Timeline& t = *c.timeline;
+    if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, *c.input, sched, f)) return s.fail();
+    if (lowered && !run_until(s, rq, c)) return s.fail();
     std::string out;
-    const std::string& f = opts->format;
-    if ((f == "torch-csv" || f == "torch-csv-comms") && refuse_torch_csv(s, done->input, *sched, f)) {
-      rc = s.fail();
-      return;
-    }
-    if (f == "json") out = ir::write_schedule_json(*sched, &t.metrics);
-    else if (f == "torch-csv") out = codegen::emit_torch_csv(*sched);
-    else if (f == "text") out = codegen::emit_text(*sched, t);
-    else if (f == "perfetto") out = codegen::emit_perfetto(*sched, t);
-    else if (f == "svg") out = codegen::emit_svg(*sched, t);
-    else if (f == "program" || f == "torch-csv-comms") {
-      // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
-      auto prog = lower_verified(s, done->input, *sched);
-      if (!prog) {
-        rc = s.fail();
-        return;
-      }
-      out = f == "program" ? ir::format_program(*prog) : codegen::emit_torch_csv_comms(*prog);
-    }
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    if (f == "json") out = ir::write_schedule_json(sched, &t.metrics);
+    else if (f == "torch-csv") out = codegen::emit_torch_csv(sched);
+    else if (f == "text") out = codegen::emit_text(sched, t);
+    else if (f == "perfetto") out = codegen::emit_perfetto(sched, t);
+    else if (f == "svg") out = codegen::emit_svg(sched, t);
+    else if (f == "program") out = ir::format_program(*c.program);
+    else if (f == "torch-csv-comms") out = codegen::emit_torch_csv_comms(*c.program);
+    return finish_with_output(s, opts->out.output, out);
   });
 }
 

@@ -44,25 +44,19 @@ std::string metrics_json(const ir::Metrics& m, const ir::Problem& p) {
 
 void add_simulate_command(CLI::App& app, int& rc) {
   struct Opts {
-    std::string format = "text", output;
-    ScheduleArgs args;
+    OutputFlags out;
+    Request rq;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("simulate", "simulate a schedule and print its metrics");
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  opts->args.add_to(*cmd);
-  cmd->callback([opts, &rc] {
-    Session s;
-    auto done = load_and_schedule(s, opts->args);
-    if (!done) {
-      rc = s.fail();
-      return;
-    }
-    const ir::Metrics& m = done->timeline.metrics;
-    const ir::Problem& p = done->schedule.problem;
-    std::string out = opts->format == "json" ? metrics_json(m, p) + "\n" : metrics_text(m, p);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+  opts->out.add_to(*cmd, {"text", "json"});
+  opts->rq.add_to(*cmd, Phase::Simulate);
+  set_callback(*cmd, rc, [opts](Session& s) {
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    const ir::Metrics& m = c.timeline->metrics;
+    const ir::Problem& p = c.schedule->problem;
+    return finish_with_output(s, opts->out.output, opts->out.format == "json" ? metrics_json(m, p) + "\n" : metrics_text(m, p));
   });
 }
 

@@ -73,14 +73,14 @@ struct Claim {
 
 Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
   Claim c;
-  if (in.kind == Input::Kind::ScheduleJson) {
-    c.provenance = in.provenance;
-    c.loc = ir::locate_json(s.sources, in.file, "/provenance/status");
-    c.objective_loc = ir::locate_json(s.sources, in.file, "/provenance/objective");
+  if (in.format == frontend::InputFormat::ScheduleJson) {
+    c.provenance = in.schedule->provenance;
+    c.loc = in.map.json("/provenance/status");
+    c.objective_loc = in.map.json("/provenance/objective");
     return c;
   }
   c.provenance = sched.provenance;
-  c.loc = in.spec.schedule.loc.has_file() ? in.spec.schedule.loc : SourceLoc{in.file, 0, 0};
+  c.loc = in.map.schedule().has_file() ? in.map.schedule() : in.map.file();
   c.objective_loc = c.loc;
   return c;
 }
@@ -167,50 +167,36 @@ std::string verdict_json(const std::string& path, const Input& in, const ir::Sch
 
 void add_verify_command(CLI::App& app, int& rc) {
   struct Opts {
-    ScheduleArgs args;
+    Request rq;
     bool optimal = false;
-    std::string format = "text", output;
+    OutputFlags out;
   };
   auto opts = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("verify", "check a schedule's validity and the spec's `expect` clauses");
-  opts->args.add_to(*cmd);
+  opts->rq.add_to(*cmd, Phase::Simulate);
   cmd->add_flag("--optimal", opts->optimal,
                 "re-derive the provenance's optimality claim: the lower bound, or an exact Z3 probe "
                 "(limited by --time-limit, default 60 s)");
-  cmd->add_option("--format", opts->format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", opts->output, "write to this file instead of stdout");
-  cmd->callback([opts, &rc] {
-    Session s;
-    if (opts->args.path.empty()) {
+  opts->out.add_to(*cmd, {"text", "json"});
+  set_callback(*cmd, rc, [opts](Session& s) {
+    if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
-      rc = s.finish();
-      return;
+      return s.finish();
     }
-    auto done = load_and_schedule(s, opts->args);
-    if (!done) {
-      rc = s.fail();
-      return;
-    }
-    const Input* in = &done->input;
-    const ir::Schedule* sched = &done->schedule;
-    const ir::Timeline& t = done->timeline;
-    bool ok = ir::check_metric_expectations(in->spec.expect, t.metrics, s.diags);
-    ok &= check_driver_expectations(s, *in, *sched);
-    if (!ok) {
-      rc = s.fail();
-      return;
-    }
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    const Input& in = *c.input;
+    const ir::Schedule& sched = *c.schedule;
+    const ir::Metrics& m = c.timeline->metrics;
+    bool ok = ir::check_metric_expectations(in.spec.expect, m, s.diags);
+    ok &= check_driver_expectations(s, in, sched);
+    if (!ok) return s.fail();
     std::string argument;
-    if (opts->optimal) {
-      if (!check_optimal_claim(s, *in, *sched, t.metrics, opts->args.schedule, &argument)) {
-        rc = s.fail();
-        return;
-      }
-    }
-    std::string out = opts->format == "json"
-                          ? verdict_json(s.sources.path(in->file), *in, *sched, t.metrics, opts->optimal, argument)
-                          : verdict_text(opts->args.path, *in, *sched, t.metrics, opts->optimal, argument);
-    rc = write_output(s, opts->output, out) ? s.finish() : s.fail();
+    if (opts->optimal && !check_optimal_claim(s, in, sched, m, opts->rq.args.schedule, &argument)) return s.fail();
+    std::string out = opts->out.format == "json"
+                          ? verdict_json(s.sources.path(in.file), in, sched, m, opts->optimal, argument)
+                          : verdict_text(opts->rq.args.path, in, sched, m, opts->optimal, argument);
+    return finish_with_output(s, opts->out.output, out);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "tools/schedc/json_out.h"
 
+#include "ir/json_io.h"
 #include "support/numbers.h"
 
 namespace schedc::driver {
@@ -54,6 +55,51 @@ ojson params_json(const ir::Params& params) {
     }
   }
   return j;
+}
+
+ojson schedule_source_json(const frontend::ScheduleSource& src) {
+  ojson j;
+  switch (src.kind) {
+    case frontend::SourceKind::None: j["kind"] = "none"; break;
+    case frontend::SourceKind::Explicit: j["kind"] = "explicit"; break;
+    case frontend::SourceKind::Family:
+      j["kind"] = "family";
+      j["family"] = src.family;
+      j["params"] = params_json(src.params);
+      break;
+    case frontend::SourceKind::Solve:
+      j["kind"] = "solve";
+      j["params"] = params_json(src.params);
+      break;
+  }
+  return j;
+}
+
+std::string timeline_json(const ir::Schedule& sched, const ir::Timeline& t) {
+  std::string ranks = "[", overlap = "[";
+  for (size_t r = 0; r < sched.ranks.size(); ++r) {
+    ojson row = ojson::array();
+    for (size_t i = 0; i < sched.ranks[r].size(); ++i) {
+      ojson a;
+      a["action"] = ir::format_action(sched.ranks[r][i]);
+      a["start"] = json_number(t.time(t.start[r][i]));
+      a["end"] = json_number(t.time(t.end[r][i]));
+      row.push_back(a);
+    }
+    ojson units = ojson::array();
+    if (r < sched.overlap.size())
+      for (int32_t i : sched.overlap[r]) units.push_back(ojson::array({i, i + 1}));
+    ranks += (r ? ",\n    " : "\n    ") + json_line(row);
+    overlap += (r ? ",\n    " : "\n    ") + json_line(units);
+  }
+  ranks += sched.ranks.empty() ? "]" : "\n  ]";
+  overlap += sched.ranks.empty() ? "]" : "\n  ]";
+  std::vector<std::pair<std::string, std::string>> fields = {{"problem", ir::problem_json(sched.problem)},
+                                                             {"ranks", ranks}};
+  if (sched.has_overlap()) fields.emplace_back("overlap", overlap);
+  fields.emplace_back("metrics", ir::metrics_json(t.metrics));
+  if (sched.provenance) fields.emplace_back("provenance", ir::provenance_json(*sched.provenance));
+  return json_document("schedc.show", fields);
 }
 
 }  // namespace schedc::driver

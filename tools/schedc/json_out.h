@@ -9,9 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/spec.h"
 #include "ir/expect.h"
 #include "ir/json_line.h"
 #include "ir/params.h"
+#include "ir/schedule.h"
+#include "ir/simulate.h"
 
 namespace schedc::driver {
 
@@ -32,5 +35,12 @@ ojson expectation_json(const ir::Expectation& e);
 
 /// Named parameters (family parameters, solve options) as an object, in the order written.
 ojson params_json(const ir::Params& params);
+
+/// How a spec says to obtain its schedule: `{"kind": "none" | "explicit" | "family" | "solve",
+/// "family": NAME, "params": {...}}` (nothing is scheduled by `check`).
+ojson schedule_source_json(const frontend::ScheduleSource& src);
+
+/// `show --format json`: every action's start and end, one rank a line, with the metrics.
+std::string timeline_json(const ir::Schedule& sched, const ir::Timeline& t);
 
 }  // namespace schedc::driver

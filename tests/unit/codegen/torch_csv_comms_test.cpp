@@ -16,7 +16,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "codegen/verify_program.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
@@ -252,7 +252,7 @@ std::optional<ir::Schedule> import(const std::string& text, std::string* diagnos
   SourceManager sm;
   Diagnostics diags(&sm);
   int32_t file = sm.add("in.csv", text);
-  auto s = codegen::import_torch_csv(sm, file, ir::Problem{}, {}, diags);
+  auto s = frontend::read_torch_csv(sm, file, ir::Problem{}, {}, diags);
   *diagnostics = diags.str();
   return s;
 }

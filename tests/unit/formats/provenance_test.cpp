@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "codegen/emit.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
@@ -90,7 +90,7 @@ TEST_CASE("provenance round trip: a torch-csv import") {
   Diagnostics diags(&sm);
   const ir::Problem p = test::problem(4, 1, 8);
   int32_t file = sm.add("in.csv", codegen::emit_torch_csv(test::greedy_schedule(p)));
-  auto s = codegen::import_torch_csv(sm, file, p, {}, diags);
+  auto s = frontend::read_torch_csv(sm, file, p, {}, diags);
   INFO(diags.str());
   REQUIRE(s.has_value());
   s->provenance = ir::Provenance::of("torch-csv");  // as `schedc import torch-csv` states it

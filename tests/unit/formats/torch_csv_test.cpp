@@ -7,7 +7,7 @@
 #include <random>
 
 #include "codegen/emit.h"
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 #include "ir/json_io.h"
 #include "ir/verify.h"
 #include "tests/unit/formats/generate.h"
@@ -25,14 +25,14 @@ struct Imported {
   std::vector<Diagnostic> all;
 };
 
-Imported import(const std::string& text, const ir::Problem& base = {}, std::vector<std::string> given = {}) {
+Imported import(const std::string& text, const ir::Problem& base = {}, std::vector<ir::Field> given = {}) {
   SourceManager sm;
   Diagnostics diags(&sm);
   int32_t file = sm.add("in.csv", text);
-  std::map<std::string, SourceLoc> given_map;
-  for (const std::string& g : given) given_map[g] = SourceLoc{};
+  ir::FieldLocs given_map;
+  for (ir::Field g : given) given_map[g] = SourceLoc{};
   Imported out;
-  out.schedule = codegen::import_torch_csv(sm, file, base, given_map, diags);
+  out.schedule = frontend::read_torch_csv(sm, file, base, given_map, diags);
   out.diagnostics = diags.str();
   out.all = diags.all();
   CHECK(out.schedule.has_value() != diags.has_errors());
@@ -191,6 +191,7 @@ TEST_CASE("torch-csv: idle cells, blanks, quotes and CRLF are read; the export i
 }
 
 TEST_CASE("torch-csv: given problem fields must agree with the file") {
+  using ir::Field;
   std::string text = test::read_data("torch-csv/dualpipev_4rank_10mb.csv");
   ir::Problem base;
   base.ranks = 4;
@@ -199,40 +200,40 @@ TEST_CASE("torch-csv: given problem fields must agree with the file") {
   base.placement = PlacementKind::VShape;
   base.backward = BackwardMode::Mixed;
   base.cost.comm = 0.5;
-  Imported ok = import(text, base, {"ranks", "stages_per_rank", "microbatches", "placement", "backward", "cost.comm"});
+  Imported ok = import(text, base, {Field::Ranks, Field::StagesPerRank, Field::Microbatches, Field::Placement, Field::Backward, Field::CostComm});
   INFO(ok.diagnostics);
   REQUIRE(ok.schedule.has_value());
   CHECK(ok.schedule->problem.cost.comm == 0.5);
 
   auto kind_of = [](const Imported& in) { return in.all.empty() ? DiagKind::Syntax : in.all.front().kind; };
   base.ranks = 3;
-  Imported pp = import(text, base, {"ranks"});
+  Imported pp = import(text, base, {Field::Ranks});
   CHECK(kind_of(pp) == DiagKind::BadValue);
   CHECK(pp.diagnostics.find("the file has 4 rows (one per rank), but `ranks` is given as 3") != std::string::npos);
   base.ranks = 4;
   base.microbatches = 12;
-  Imported mbs = import(text, base, {"microbatches"});
+  Imported mbs = import(text, base, {Field::Microbatches});
   CHECK(mbs.diagnostics.find("names microbatches 0..9, but `microbatches` is given as 12") != std::string::npos);
   base.microbatches = 8;
-  Imported fewer = import(text, base, {"microbatches"});
+  Imported fewer = import(text, base, {Field::Microbatches});
   CHECK(kind_of(fewer) == DiagKind::NoSuchMicrobatch);
   CHECK(fewer.diagnostics.starts_with("in.csv:1:"));
   base.backward = BackwardMode::Split;
-  Imported split = import(text, base, {"backward"});
+  Imported split = import(text, base, {Field::Backward});
   CHECK(kind_of(split) == DiagKind::BackwardMode);
   CHECK(split.diagnostics.starts_with("in.csv:1:"));
   base.backward = BackwardMode::Mixed;
   base.placement = PlacementKind::Looped;
-  Imported looped = import(text, base, {"placement"});
+  Imported looped = import(text, base, {Field::Placement});
   CHECK(kind_of(looped) == DiagKind::WrongRank);
   base.placement = PlacementKind::VShape;
   base.stages_per_rank = 0;
-  Imported vpp = import(text, base, {"stages_per_rank"});
+  Imported vpp = import(text, base, {Field::StagesPerRank});
   CHECK(kind_of(vpp) == DiagKind::OutOfRange);
   CHECK(vpp.diagnostics.find("`stages_per_rank` must be in 1..64, got `0`") != std::string::npos);
   base.stages_per_rank = 2;
   base.memory.cap = ir::PerStage::of(2);
-  Imported cap = import(text, base, {"memory.cap"});
+  Imported cap = import(text, base, {Field::MemoryCap});
   CHECK(kind_of(cap) == DiagKind::MemoryCap);
 }
 

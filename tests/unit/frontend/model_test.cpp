@@ -85,7 +85,7 @@ TEST_CASE("model: per-stage costs and memory from layers, embedding and head") {
   CHECK(p.memory.F == ir::PerStage::list({256, 768, 768, 768}));
   CHECK(p.memory.B == ir::PerStage::list({-128, -384, -384, -384}));  // B and W follow F
   CHECK(p.memory.static_memory == ir::PerStage::of(3072));  // equal on every stage: one number
-  CHECK(s.is_given("cost.F"));
+  CHECK(s.is_given(ir::Field::CostF));
 
   Spec b = SPEC_OF("ranks = 4\nmicrobatches = 8\nmodel { layers = 32 }\nlayer { F = 1  B = 1  W = 1 }\n");
   CHECK(b.layers_per_stage == std::vector<int32_t>{8, 8, 8, 8});

@@ -70,7 +70,7 @@ TEST_CASE("units: a spec in ms and GiB is expressed in its finest units") {
   REQUIRE(s.expect.size() == 2);
   CHECK(s.expect[0].value == 1e6);
   CHECK(s.expect[1].value == 61440);
-  CHECK(s.units.at("cost.comm") == "us");
+  CHECK(s.units.at(ir::Field::CostComm) == "us");
 }
 
 TEST_CASE("units: zero needs none, plain specs keep their meaning") {
@@ -126,7 +126,7 @@ TEST_CASE("memory: static memory per stage, with units, counted against the cap"
   Spec s = SPEC_OF(HEAD "memory { F = 1GiB  static = [18GiB, 20GiB]  cap = 60GiB }");
   CHECK(s.problem.memory_unit == "GiB");
   CHECK(s.problem.memory.static_memory == ir::PerStage::list({18, 20}));
-  CHECK(s.is_given("memory.static"));
+  CHECK(s.is_given(ir::Field::MemoryStatic));
   CHECK(*s.problem.cap_of(ir::RankId(1)) == 40);
   check_error(HEAD "memory { static = 8  cap = 6 }", DiagKind::CapInfeasible,
               "rank 0's static memory (8, `memory.static` of the stages it holds) is above its cap of 6: no schedule "

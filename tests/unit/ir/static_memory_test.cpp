@@ -56,7 +56,7 @@ TEST_CASE("static memory: validated, reported beside the activations, checked ag
   p.memory.cap = PerStage::of(2);
   auto errors = validate(p);
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0].field == "memory.static");
+  CHECK(errors[0].field == ir::Field::MemoryStatic);
   CHECK(errors[0].kind == DiagKind::CapInfeasible);
   p.memory.static_memory = PerStage::of(-1);
   REQUIRE(!validate(p).empty());

@@ -3,7 +3,7 @@
 // (ranks, stages, microbatches, direction, placement, backward mode) is inferred from it, and every
 // disagreement with a given field or with the verifier is reported at the cell that shows it.
 
-#include "codegen/torch_csv.h"
+#include "frontend/torch_csv.h"
 
 #include <algorithm>
 #include <array>
@@ -11,13 +11,15 @@
 #include <cstdio>
 #include <string_view>
 
+#include "ir/torch_token.h"
 #include "ir/verify.h"
 
-namespace schedc::codegen {
+namespace schedc::frontend {
 namespace {
 
 using ir::Action;
 using ir::ActionKind;
+using ir::Field;
 
 constexpr size_t kMaxErrors = 20;
 // Highest stage and microbatch index a token may name before the problem limits reject it; keeps
@@ -44,14 +46,16 @@ struct Step {
 class Importer {
  public:
   Importer(const SourceManager& sm, int32_t file, const ir::Problem& base,
-           const std::map<std::string, SourceLoc>& given, Diagnostics& d)
+           const ir::FieldLocs& given, Diagnostics& d)
       : sm_(sm), file_(file), base_(base), given_(given), d_(d), errors_at_start_(d.error_count()) {}
 
-  // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note).
-  std::optional<ir::Schedule> run() {
+  // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note); the cell of
+  // each action into `action_locs` when given.
+  std::optional<ir::Schedule> run(std::vector<std::vector<SourceLoc>>* action_locs) {
     std::optional<ir::Schedule> s = import();
     if (dropped_ > 0 || too_many())
       d_.note(file_loc(), "too many errors, stopped after " + std::to_string(kMaxErrors) + "; fix these and run again");
+    if (s && action_locs) *action_locs = std::move(locs_);
     return s;
   }
 
@@ -79,7 +83,7 @@ class Importer {
   bool too_many() const { return d_.error_count() - errors_at_start_ >= kMaxErrors; }
   SourceLoc loc(size_t offset) const { return sm_.loc_at(file_, offset); }
   SourceLoc file_loc() const { return SourceLoc{file_, 0, 0}; }
-  bool is_given(const char* field) const { return given_.count(field) != 0; }
+  bool is_given(ir::Field field) const { return given_.count(field) != 0; }
 
   void error(DiagKind kind, SourceLoc at, std::string message) {
     if (too_many()) {
@@ -90,7 +94,7 @@ class Importer {
   }
 
   // Where a given field was set when that is a place in a file; else the CSV file itself.
-  SourceLoc given_loc(const std::string& field) const {
+  SourceLoc given_loc(ir::Field field) const {
     auto it = given_.find(field);
     if (it != given_.end() && it->second.has_file()) return it->second;
     return file_loc();
@@ -267,7 +271,7 @@ class Importer {
                   "` action; an overlapped unit holds compute actions only (F, I, W, B)");
         return std::nullopt;
       }
-    std::optional<ActionKind> kind = rest.empty() ? std::nullopt : torch_action_kind(rest.front());
+    std::optional<ActionKind> kind = rest.empty() ? std::nullopt : ir::torch_action_kind(rest.front());
     if (!kind) {
       error(DiagKind::BadToken, loc(offset), "bad action " + backtick(shown) + ", " + std::string(kSyntaxHint));
       return std::nullopt;
@@ -393,25 +397,25 @@ class Importer {
     }
     p_ = base_;
     p_.ranks = rows;
-    if (is_given("ranks") && base_.ranks != rows) {
-      error(DiagKind::BadValue, given_loc("ranks"),
+    if (is_given(Field::Ranks) && base_.ranks != rows) {
+      error(DiagKind::BadValue, given_loc(Field::Ranks),
             "the file has " + std::to_string(rows) + " rows (one per rank), but `ranks` is given as " +
                 std::to_string(base_.ranks));
       return false;
     }
     // A given count out of its range is reported as such, not as a disagreement with the file.
     bool in_range = true;
-    auto check_range = [&](const char* field, int32_t v, int32_t hi) {
+    auto check_range = [&](Field field, int32_t v, int32_t hi) {
       if (!is_given(field) || (v >= 1 && v <= hi)) return;
       error(DiagKind::OutOfRange, given_loc(field),
-            "`" + std::string(field) + "` must be in 1.." + std::to_string(hi) + ", got `" + std::to_string(v) + "`");
+            "`" + std::string(ir::to_string(field)) + "` must be in 1.." + std::to_string(hi) + ", got `" + std::to_string(v) + "`");
       in_range = false;
     };
-    check_range("stages_per_rank", base_.stages_per_rank, ir::kMaxStagesPerRank);
-    check_range("microbatches", base_.microbatches, ir::kMaxMicrobatches);
+    check_range(Field::StagesPerRank, base_.stages_per_rank, ir::kMaxStagesPerRank);
+    check_range(Field::Microbatches, base_.microbatches, ir::kMaxMicrobatches);
     if (!in_range) return false;
     const int32_t file_stages = max_stage_ + 1;
-    if (is_given("stages_per_rank")) {
+    if (is_given(Field::StagesPerRank)) {
       p_.stages_per_rank = base_.stages_per_rank;
       int64_t stages = int64_t{rows} * base_.stages_per_rank;
       if (stages != file_stages) {
@@ -423,7 +427,7 @@ class Importer {
                       " ranks hold stages 0.." + std::to_string(stages - 1));
         });
         if (!failed())
-          error(DiagKind::BadValue, given_loc("stages_per_rank"),
+          error(DiagKind::BadValue, given_loc(Field::StagesPerRank),
                 "the file names stages 0.." + std::to_string(file_stages - 1) + ", but `stages_per_rank` " +
                     std::to_string(base_.stages_per_rank) + " on " + std::to_string(rows) + " ranks means " +
                     std::to_string(stages) + " stages");
@@ -440,7 +444,7 @@ class Importer {
       p_.stages_per_rank = file_stages / rows;
     }
     const int32_t file_mbs = max_mb_ + 1;
-    if (is_given("microbatches")) {
+    if (is_given(Field::Microbatches)) {
       p_.microbatches = base_.microbatches;
       if (base_.microbatches != file_mbs) {
         for_each_action([&](int32_t, Action a, SourceLoc at) {
@@ -450,7 +454,7 @@ class Importer {
                       std::to_string(base_.microbatches));
         });
         if (!failed())
-          error(DiagKind::BadValue, given_loc("microbatches"),
+          error(DiagKind::BadValue, given_loc(Field::Microbatches),
                 "the file names microbatches 0.." + std::to_string(file_mbs - 1) + ", but `microbatches` is given as " +
                     std::to_string(base_.microbatches));
         return false;
@@ -494,7 +498,7 @@ class Importer {
       conflicts_ = true;
       if (report)
         error(DiagKind::WrongRank, at,
-              backtick(torch_token(a)) + " is on rank " + std::to_string(row) + ", but stage " +
+              backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but stage " +
                   std::to_string(a.stage.value) + (bidirectional ? " (direction " + std::to_string(dir) + ")" : "") +
                   " is already on rank " + std::to_string(st.row) + " (at " + std::to_string(st.at.line) + ":" +
                   std::to_string(st.at.col) + "); a stage runs on one rank" +
@@ -505,7 +509,7 @@ class Importer {
 
   void infer_direction_and_placement() {
     bool bidirectional = false;
-    if (is_given("direction")) {
+    if (is_given(Field::Direction)) {
       bidirectional = base_.direction == ir::Direction::Bidirectional;
     } else if (p_.microbatches % 2 == 0) {
       conflicts_ = false;
@@ -518,7 +522,7 @@ class Importer {
     }
     p_.direction = bidirectional ? ir::Direction::Bidirectional : ir::Direction::Single;
     if (bidirectional && p_.microbatches % 2 != 0) return;  // validate() reports it
-    placement_given_ = is_given("placement") || is_given("stage_to_rank");
+    placement_given_ = is_given(Field::Placement) || is_given(Field::StageToRank);
     if (placement_given_) return;  // checked against the file once the problem is valid
     conflicts_ = false;
     auto seat = seats(bidirectional, true);
@@ -570,7 +574,7 @@ class Importer {
       seen = 1;
       std::string dir = p_.num_directions() == 2 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "";
       error(DiagKind::WrongRank, at,
-            backtick(torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
+            backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
                 std::string(ir::to_string(p_.placement)) + "` puts stage " + std::to_string(a.stage.value) + dir +
                 " on rank " + std::to_string(owner));
     });
@@ -584,7 +588,7 @@ class Importer {
       fused |= a.kind == ActionKind::BW;
       split |= a.kind == ActionKind::B || a.kind == ActionKind::W;
     });
-    if (!is_given("backward")) {
+    if (!is_given(Field::Backward)) {
       if (fused && split) p_.backward = ir::BackwardMode::Mixed;
       else if (fused) p_.backward = ir::BackwardMode::Fused;
       else if (split) p_.backward = ir::BackwardMode::Split;
@@ -594,10 +598,10 @@ class Importer {
     for_each_action([&](int32_t, Action a, SourceLoc at) {
       if (a.kind == ActionKind::BW && p_.backward == ir::BackwardMode::Split)
         error(DiagKind::BackwardMode, at,
-              backtick(torch_token(a)) + " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
+              backtick(ir::torch_token(a)) + " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
       if ((a.kind == ActionKind::B || a.kind == ActionKind::W) && p_.backward == ir::BackwardMode::Fused)
         error(DiagKind::BackwardMode, at,
-              backtick(torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
+              backtick(ir::torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
     });
   }
 
@@ -638,7 +642,7 @@ class Importer {
   const SourceManager& sm_;
   int32_t file_;
   const ir::Problem& base_;
-  const std::map<std::string, SourceLoc>& given_;
+  const ir::FieldLocs& given_;
   Diagnostics& d_;
   size_t errors_at_start_;
 
@@ -655,9 +659,10 @@ class Importer {
 
 }  // namespace
 
-std::optional<ir::Schedule> import_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
-                                             const std::map<std::string, SourceLoc>& given, Diagnostics& diags) {
-  return Importer(sources, file, base, given, diags).run();
+std::optional<ir::Schedule> read_torch_csv(const SourceManager& sources, int32_t file, const ir::Problem& base,
+                                           const ir::FieldLocs& given, Diagnostics& diags,
+                                           std::vector<std::vector<SourceLoc>>* action_locs) {
+  return Importer(sources, file, base, given, diags).run(action_locs);
 }
 
-}  // namespace schedc::codegen
+}  // namespace schedc::frontend

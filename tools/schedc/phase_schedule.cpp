@@ -1,0 +1,156 @@
+// The schedule phase: the schedule the input asks for, from its explicit orders, a family or the
+// solver (or the flags' --family / --solve); verified by the next phase.
+
+#include <iostream>
+
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "solver/families/families.h"
+#include "solver/synth/synthesize.h"
+#include "support/numbers.h"
+#include "tools/schedc/interrupt.h"
+#include "tools/schedc/phases.h"
+
+namespace schedc::driver {
+
+namespace {
+
+void report_problem_errors(Session& s, const Input& in, const std::vector<ir::ProblemError>& errors) {
+  for (const ir::ProblemError& e : errors) {
+    SourceLoc loc = in.spec.loc_of(e.field);
+    s.diags.error(e.kind, loc, e.message);
+  }
+}
+
+std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string& name, const ir::Params& params,
+                                        SourceLoc loc) {
+  const solver::FamilyInfo* fam = solver::find_family(name);
+  if (!fam) {
+    std::string known;
+    for (const auto& f : solver::families()) known += (known.empty() ? "" : ", ") + f.name;
+    s.diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
+    return std::nullopt;
+  }
+  std::vector<std::string> given;  // the solver names fields as strings
+  for (const auto& [field, loc] : in.spec.given) given.emplace_back(ir::to_string(field));
+  solver::apply_family_defaults(*fam, given, in.spec.problem);
+  auto errors = ir::validate(in.spec.problem);
+  if (!errors.empty()) {
+    report_problem_errors(s, in, errors);
+    return std::nullopt;
+  }
+  return solver::generate_family(name, in.spec.problem, params, loc, s.diags);
+}
+
+// The solver's answer, or its infeasibility explained in the spec's terms.
+std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
+  const frontend::ScheduleSource& src = in.spec.schedule;
+  solver::SolveOptions options;
+  if (src.kind == frontend::SourceKind::Solve && !solver::apply_solve_params(src.params, options, s.diags))
+    return std::nullopt;
+  if (flags.time_limit) {
+    if (!(*flags.time_limit > 0)) {
+      s.diags.error(DiagKind::BadFlag, {}, "--time-limit must be a positive number of seconds");
+      return std::nullopt;
+    }
+    options.time_limit_s = *flags.time_limit;
+  }
+  if (flags.deterministic) options.deterministic = true;
+  if (flags.threads) {
+    if (*flags.threads < 1 || *flags.threads > solver::kMaxThreads) {
+      s.diags.error(DiagKind::BadFlag, {}, "--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads));
+      return std::nullopt;
+    }
+    options.threads = *flags.threads;
+  }
+  if (!flags.quiet) {
+    options.progress = &std::cerr;
+    options.tty = isatty(STDERR_FILENO) != 0;
+  }
+  if (flags.debug) options.debug = DebugLog(&std::cerr);
+  if (flags.z3_fault == "error") options.z3_fault = solver::SolveOptions::Z3Fault::Error;
+  if (flags.z3_fault == "invalid-model") options.z3_fault = solver::SolveOptions::Z3Fault::InvalidModel;
+  options.stop = install_interrupt_handlers();
+  solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  // Where the spec asks for the solve; `--solve` has no place in a file.
+  const SourceLoc solve_loc = src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{};
+  for (const std::string& w : r.warnings) s.diags.warning(DiagKind::Solver, solve_loc, w);
+  if (!r.bound_error.empty()) std::cerr << "schedc: internal error: " << r.bound_error << "\n";
+  if (r.interrupted && r.schedule)
+    std::cerr << "schedc: interrupted: the search ended early; writing the best schedule found (status "
+              << solver::to_string(r.status) << ", " << format_number(r.objective) << ")\n";
+  if (r.status != solver::SolveStatus::Infeasible) return std::move(r.schedule);
+  const solver::Infeasibility& why = *r.infeasible;
+  using ir::Field;
+  SourceLoc at = in.spec.loc_of(Field::MemoryCap);
+  std::string msg = "no schedule meets the memory cap: " + why.explanation;
+  if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
+  s.diags.error(DiagKind::CapInfeasible, at, msg);
+  for (const std::string& name : why.conflicting_fields) {
+    const std::optional<Field> field = ir::parse_field(name);
+    if (field == Field::MemoryCap) continue;
+    SourceLoc loc = field ? in.spec.loc_of(*field) : in.map.file();
+    std::string what = field == Field::MemoryF         ? "the forward activation size `memory.F`"
+                       : field == Field::StagesPerRank ? "the stages this rank holds (`stages_per_rank` and `placement`)"
+                                                       : backtick(name);
+    if (!loc.has_line() && field == Field::StagesPerRank) loc = in.spec.loc_of(Field::Placement);
+    s.diags.note(loc.has_file() ? loc : at, "in conflict with " + what);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags& flags) {
+  auto errors = ir::validate(in.spec.problem);
+  if (!errors.empty() && !flags.family) {
+    report_problem_errors(s, in, errors);
+    return std::nullopt;
+  }
+  std::optional<ir::Schedule> sched;
+  const frontend::ScheduleSource& src = in.spec.schedule;
+  if (flags.family && flags.solve) {
+    s.diags.error(DiagKind::BadFlag, {}, "--family and --solve exclude each other");
+    return std::nullopt;
+  }
+  if (flags.family) {
+    sched = from_family(s, in, *flags.family, {}, SourceLoc{});
+  } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
+    sched = from_solver(s, in, flags);
+  } else if (src.kind == frontend::SourceKind::Family) {
+    sched = from_family(s, in, src.family, src.params, src.loc);
+  } else if (in.schedule) {
+    // The input's own orders, for its problem with the flags over it.
+    sched = *in.schedule;
+    sched->problem = in.spec.problem;
+    sched->provenance = ir::Provenance::of("explicit");
+  } else {
+    s.diags.error(DiagKind::NoSchedule, in.map.file(),
+                  !in.has_file()
+                      ? "no schedule to work on: give a spec or schedule file, or --family NAME, or --solve"
+                      : "the spec has no `schedule`: add `schedule = family NAME`, `schedule = solve` or "
+                        "`schedule = explicit {...}`, or pass --family NAME or --solve");
+    return std::nullopt;
+  }
+  return sched;
+}
+
+std::optional<ir::Schedule> probe_schedule(Session& s, Input& in, const ScheduleFlags& flags) {
+  const bool solve = flags.solve || (!flags.family && in.spec.schedule.kind == frontend::SourceKind::Solve);
+  std::optional<ir::Problem> problem;
+  if (!solve) {
+    auto sched = schedule(s, in, flags);
+    std::optional<ir::Timeline> timeline;
+    if (!sched || !verify(s, in, *sched, timeline)) return std::nullopt;
+    problem = sched->problem;
+  } else {
+    auto errors = ir::validate(in.spec.problem);
+    report_problem_errors(s, in, errors);
+    if (!errors.empty()) return std::nullopt;
+    problem = in.spec.problem;
+  }
+  return profile::probe_schedule(*problem);
+}
+
+}  // namespace schedc::driver
