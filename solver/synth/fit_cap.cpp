@@ -18,7 +18,7 @@ namespace {
 // always go on, so the walk never gets stuck while some microbatch fits on its own.
 class RankFit {
  public:
-  RankFit(const ir::Problem& p, const std::vector<ir::Action>& in, int64_t cap) : p_(p), in_(in), cap_(cap) {
+  RankFit(const ir::Problem& p, const std::vector<ir::Action>& in, int64_t cap) : in_(in), cap_(cap) {
     const int64_t scale = ir::memory_scale(p);
     const auto m = static_cast<size_t>(p.microbatches);
     delta_.reserve(in.size());
@@ -28,7 +28,7 @@ class RankFit {
     next_.assign(m, 0);
     hold_.assign(m, 0);
     final_.assign(m, 0);
-    started_at_.assign(m, kNotStarted);
+    started_.assign(m, 0);
     for (size_t i = 0; i < in.size(); ++i) final_[in[i].mb.index()] += delta_[i];
   }
 
@@ -72,8 +72,6 @@ class RankFit {
   }
 
  private:
-  static constexpr size_t kNotStarted = static_cast<size_t>(-1);
-
   // The most mb's actions from its next one on add on top of what it holds (>= 0).
   int64_t need(size_t mb, size_t skip = 0) const {
     int64_t cur = 0, top = 0;
@@ -100,8 +98,8 @@ class RankFit {
 
   void place(size_t i) {
     const size_t mb = in_[i].mb.index();
-    if (started_at_[mb] == kNotStarted) {
-      started_at_[mb] = order_.size();
+    if (!started_[mb]) {
+      started_[mb] = 1;
       order_.push_back(mb);
     }
     memory_ += delta_[i];
@@ -110,7 +108,6 @@ class RankFit {
     if (++next_[mb] == mine_[mb].size()) order_.erase(std::find(order_.begin(), order_.end(), mb));
   }
 
-  const ir::Problem& p_;
   const std::vector<ir::Action>& in_;
   const int64_t cap_;
   int64_t memory_ = 0;
@@ -118,7 +115,7 @@ class RankFit {
   std::vector<std::vector<size_t>> mine_;  // per microbatch: its positions in the input, in order
   std::vector<size_t> next_;                // per microbatch: how many of them have run
   std::vector<int64_t> hold_, final_;
-  std::vector<size_t> started_at_;
+  std::vector<char> started_;
   std::vector<size_t> order_;  // unfinished microbatches in the order they started
 };
 
