@@ -8,6 +8,8 @@
 //                                     the capped grid of the synthesizer issue: layouts, both
 //                                     directions, caps from the smallest feasible to none; gap,
 //                                     winning bound term, overshoot, evaluations/s, monotonicity
+//                                     (each cap warm-started with the tighter caps' answers;
+//                                     --cold solves each alone)
 //   solver_bench --capped-grid --pp 64 --m-factor 8 --layouts 2L --costs unequal --grid-caps 1.5x
 //                                     the issue's scale target (60 s, peak memory printed)
 //   solver_bench --scale --time-limit 10
@@ -60,8 +62,10 @@ std::string fmt4(double v) {
 std::string cap_text(const ir::Problem& p) { return p.memory.cap ? format_number(p.memory.cap->at(0)) : "none"; }
 
 // A solve and its wall seconds.
-std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double time_limit, bool deterministic, int threads) {
+std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double time_limit, bool deterministic, int threads,
+                                                   std::vector<solver::SolveOptions::WarmStart> warm_starts = {}) {
   solver::SolveOptions o;
+  o.warm_starts = std::move(warm_starts);
   o.time_limit_s = time_limit;
   o.deterministic = deterministic;
   o.threads = threads;
@@ -169,10 +173,13 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
 // the caps from the smallest feasible (the sequential schedule's peak) through 1x, 1.5x and 2x of
 // one 1F1B's worth (pp microbatches' activations per rank) to none. Memory: a microbatch's
 // activations on a rank are 1 whatever vpp (a chunk holds 1 / vpp); B frees half, W the rest.
-// Each group of caps is checked for monotonicity: a looser cap never gives a worse schedule.
+// Each group of caps is checked for monotonicity: a looser cap never gives a worse schedule. The
+// caps of a group are solved tightest first, each warm-started with the answers of the tighter
+// ones (the pool a user keeps by passing `--warm-start`), unless `cold`: then every row is solved
+// alone, as a user who never passes one sees it.
 int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, const std::vector<std::string>& layouts,
                 const std::vector<std::string>& costs, const std::vector<std::string>& grid_caps, double time_limit,
-                bool deterministic, int threads) {
+                bool deterministic, int threads, bool cold) {
   // "closed form" is ir::lower_bound alone (the terms of docs/solver.md section 1); "lower bound"
   // what the solve proved on top of it (the relaxation, exact probes).
   std::printf("| pp | layout | m | costs | cap | best family | family obj | synthesized | closed form | lower bound | gap | proven | bound term | found by | seconds | over | evals/s | monotone |\n");
@@ -210,12 +217,14 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
           std::vector<std::pair<std::string, double>> caps{{"smallest", smallest}, {"1x", pp}, {"1.5x", 1.5 * pp},
                                                            {"2x", 2.0 * pp}, {"none", 0}};
           double previous = -1;
+          std::vector<solver::SolveOptions::WarmStart> pool;  // the tighter caps' answers
           for (const auto& [cap_name, c] : caps) {
             if (std::find(grid_caps.begin(), grid_caps.end(), cap_name) == grid_caps.end()) continue;
             if (c > 0) p.memory.cap = ir::PerStage::of(c);
             else p.memory.cap.reset();
             auto [fam, fam_value] = best_family(p);
-            auto [r, secs] = timed_solve(p, time_limit, deterministic, threads);
+            auto [r, secs] = timed_solve(p, time_limit, deterministic, threads, pool);
+            if (r.schedule && !cold) pool.push_back({"cap-" + cap_name, *r.schedule});
             ++rows;
             double over = secs - time_limit;
             worst_over = std::max(worst_over, over);
@@ -428,6 +437,8 @@ int main(int argc, char** argv) {
   app.add_flag("--capped-grid", grid_mode, "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
   std::vector<std::string> grid_caps{"smallest", "1x", "1.5x", "2x", "none"};
   app.add_option("--grid-caps", grid_caps, "with --capped-grid: which caps (smallest, 1x, 1.5x, 2x, none)");
+  bool cold = false;
+  app.add_flag("--cold", cold, "with --capped-grid: solve every cap alone (no warm start from the tighter caps' answers)");
   app.add_option("--layouts", layouts, "with --capped-grid: 1, 2L, 2V, 4L (vpp and L looped / V vshape), 1bi (bidirectional)");
   app.add_option("--threads", threads, "local search threads (0: every core)");
   bool scale_mode = false;
@@ -455,7 +466,7 @@ int main(int argc, char** argv) {
     if (!app.count("--m-factor")) factors = {4, 8};
     if (!app.count("--costs")) costs = {"unequal", "uneven"};
     if (!app.count("--time-limit")) time_limit = 60;
-    return capped_grid(pps, factors, layouts, costs, grid_caps, time_limit, deterministic, threads);
+    return capped_grid(pps, factors, layouts, costs, grid_caps, time_limit, deterministic, threads, cold);
   }
 
   std::vector<Row> rows;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/simulate.h"
+#include "ir/verify.h"
 #include "solver/families/families.h"
 #include "solver/synth/explain.h"
 #include "solver/synth/fit_cap.h"
@@ -60,6 +61,30 @@ std::vector<ir::Problem> cap_ladder(const ir::Problem& p, const std::vector<doub
   return out;
 }
 
+bool same_shape(const ir::Problem& a, const ir::Problem& b, std::string* why) {
+  auto differ = [&](std::string_view what, std::string x, std::string y) {
+    if (why) *why = std::string(what) + " " + x + ", not " + y;
+    return false;
+  };
+  using std::to_string;
+  if (a.ranks != b.ranks) return differ("ranks", to_string(a.ranks), to_string(b.ranks));
+  if (a.stages_per_rank != b.stages_per_rank)
+    return differ("stages per rank", to_string(a.stages_per_rank), to_string(b.stages_per_rank));
+  if (a.microbatches != b.microbatches)
+    return differ("microbatches", to_string(a.microbatches), to_string(b.microbatches));
+  if (a.direction != b.direction)
+    return differ("direction", std::string(ir::to_string(a.direction)), std::string(ir::to_string(b.direction)));
+  if (a.backward != b.backward)
+    return differ("backward", std::string(ir::to_string(a.backward)), std::string(ir::to_string(b.backward)));
+  // The stage-to-rank map decides which orders are valid, whatever the placement is called.
+  for (int32_t d = 0; d < a.num_directions(); ++d)
+    for (int32_t st = 0; st < a.num_stages(); ++st)
+      if (a.rank_of(d, ir::StageId(st)) != b.rank_of(d, ir::StageId(st)))
+        return differ("placement", std::string(ir::to_string(a.placement)), std::string(ir::to_string(b.placement)) +
+                      " (stage " + to_string(st) + " is on another rank)");
+  return true;
+}
+
 namespace detail {
 
 namespace {
@@ -84,6 +109,47 @@ bool native_family(const FamilyInfo& f, const ir::Problem& p) {
 }
 }  // namespace
 
+// The caller's schedules, re-timed under this problem: offered as they are when valid, fitted
+// under the cap when only the cap is broken, skipped with a warning otherwise.
+void Search::warm_starts() {
+  for (const SolveOptions::WarmStart& w : o_.warm_starts) {
+    if (stopped()) break;
+    std::string why;
+    if (!same_shape(w.schedule.problem, p_, &why)) {
+      warnings_.push_back("warm start " + w.name + " is not for this problem (" + why + "); not used");
+      continue;
+    }
+    ir::Schedule s = w.schedule;
+    s.problem = p_;
+    s.provenance.reset();
+    if (!p_.cost.FB) s.overlap.clear();  // unpriced units run their pairs one after the other
+    ir::SimResult sim;
+    ir::VerifyOptions vo;
+    vo.simulation = &sim;
+    std::vector<ir::VerifyIssue> issues = ir::verify(s, vo);
+    if (issues.empty()) {
+      offer(std::move(s), w.name, /*verified=*/true);
+      continue;
+    }
+    const bool only_cap = std::all_of(issues.begin(), issues.end(),
+                                      [](const ir::VerifyIssue& i) { return i.kind == DiagKind::MemoryCap; });
+    if (only_cap) {
+      const Deadline deadline = work_deadline();
+      if (auto fitted = defer_to_cap(s, p_, &deadline)) {
+        if (ir::verify(*fitted).empty()) {  // the fitted orders can wait on each other in a cycle
+          o_.debug.print("warm start %s: fitted under the cap", w.name.c_str());
+          offer(std::move(*fitted), w.name + "-fitted", /*verified=*/true);
+          continue;
+        }
+      }
+      warnings_.push_back("warm start " + w.name + " goes over the memory cap and does not fit under it; not used");
+      continue;
+    }
+    warnings_.push_back("warm start " + w.name + " is not a valid schedule of this problem (" + issues.front().message +
+                        "); not used");
+  }
+}
+
 void Search::collect_incumbents() {
   // Seconds of the slowest family so far (generating, verifying, simulating): at pp 1024, m 1302
   // each takes seconds, so a family that would end past the limit is not started.
@@ -92,6 +158,7 @@ void Search::collect_incumbents() {
   // or without: at most 4e6 actions kept in all.
   std::vector<std::pair<std::string, ir::Schedule>> templates;
   size_t kept_actions = 0;
+  warm_starts();
   auto keep_template = [&](const std::string& name, const ir::Schedule& s) {
     if (kept_actions + s.num_actions() > 4'000'000) return;
     kept_actions += s.num_actions();

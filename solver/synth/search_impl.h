@@ -100,6 +100,7 @@ class Search {
     return d;
   }
   void drop_bound(double value, const std::string& name);
+  void warm_starts();
   void collect_incumbents();
   void steady_state();
   void z3_search();

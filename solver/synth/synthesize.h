@@ -54,7 +54,24 @@ struct SolveOptions {
   /// throws z3::exception; `InvalidModel`: its first model loses an action (an invalid schedule).
   enum class Z3Fault { None, Error, InvalidModel };
   Z3Fault z3_fault = Z3Fault::None;
+  /// Warm starts: schedules (a tighter cap's answer, a previous solve before the costs changed, a
+  /// hand-written order) whose per-rank orders are candidates from the start, re-timed under this
+  /// problem. Each must have this problem's shape (ranks, stages per rank, placement, direction,
+  /// microbatches, backward mode; see same_shape); an order over this problem's cap is fitted under
+  /// it (fit_cap.h), overlapped units are split where this problem prices none, and one that is
+  /// still invalid is skipped with a warning. The result is never worse than the best valid one:
+  /// a schedule found for a tighter cap and given here makes a looser cap's solve monotone.
+  struct WarmStart {
+    std::string name;  // for progress, warnings and `found_by` (the CLI: the file's name)
+    ir::Schedule schedule;
+  };
+  std::vector<WarmStart> warm_starts;
 };
+
+/// Whether a schedule of `a` is a schedule of `b` up to costs, memory and objective: the same
+/// ranks, stages per rank, placement (stage-to-rank map), direction, microbatches and backward mode.
+/// When not, `why` (if given) names the first difference, e.g. "microbatches 16, not 32".
+bool same_shape(const ir::Problem& a, const ir::Problem& b, std::string* why = nullptr);
 
 enum class SolveStatus { Optimal, Feasible, Infeasible };
 std::string_view to_string(SolveStatus s);

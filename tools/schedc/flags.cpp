@@ -258,6 +258,11 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
   cmd.add_flag("--quiet,-q", quiet, "no progress output")->group("Schedule");
   cmd.add_flag("--debug", debug, "print the solver's debug lines on stderr (variants, Z3 probes, windows)")
       ->group("Schedule");
+  cmd.add_option("--warm-start", warm_start,
+                 "with --solve: a schedule (JSON, torch-csv, or a spec's explicit orders) whose orders start the "
+                 "search, re-timed under this problem and fitted under its cap; the answer is never worse than it "
+                 "(repeatable)")
+      ->group("Schedule");
   cmd.add_option("--z3-fault", z3_fault, "testing: make Z3 fail (error | invalid-model)")
       ->check(CLI::IsMember({"error", "invalid-model"}))
       ->group("");

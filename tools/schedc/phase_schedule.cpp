@@ -1,6 +1,7 @@
 // The schedule phase: the schedule the input asks for, from its explicit orders, a family or the
 // solver (or the flags' --family / --solve); verified by the next phase.
 
+#include <filesystem>
 #include <iostream>
 
 #include <unistd.h>
@@ -43,6 +44,32 @@ std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string
   return solver::generate_family(name, in.spec.problem, params, loc, s.diags);
 }
 
+// A --warm-start file: its orders, for a problem of the input's shape.
+std::optional<solver::SolveOptions::WarmStart> read_warm_start(Session& s, const Input& in, const std::string& path) {
+  const int32_t file = s.read_file(path);
+  if (file < 0) return std::nullopt;
+  const frontend::InputFormat format = frontend::input_format(s.sources, file, path);
+  // A torch-csv file's shape is inferred and checked against the problem being solved.
+  frontend::Spec command_line;
+  if (format == frontend::InputFormat::TorchCsv) command_line = in.spec;
+  auto read = frontend::read_input(s.sources, file, format, command_line, s.diags);
+  if (!read) return std::nullopt;
+  if (!read->schedule) {
+    s.diags.error(DiagKind::NoSchedule, read->map.file(),
+                  "a warm start writes a schedule's orders (schedule JSON, torch-csv, or a spec with `schedule = "
+                  "explicit {...}`); this input writes none");
+    return std::nullopt;
+  }
+  std::string why;
+  if (!solver::same_shape(read->schedule->problem, in.spec.problem, &why)) {
+    s.diags.error(DiagKind::BadValue, read->map.file(), "this warm start is a schedule of another problem: " + why);
+    return std::nullopt;
+  }
+  s.replaceable.push_back(file);
+  const std::string name = std::filesystem::path(path).filename().string();
+  return solver::SolveOptions::WarmStart{"warm-start(" + name + ")", std::move(*read->schedule)};
+}
+
 // The solver's answer, or its infeasibility explained in the spec's terms.
 std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
   const frontend::ScheduleSource& src = in.spec.schedule;
@@ -71,6 +98,11 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   if (flags.debug) options.debug = DebugLog(&std::cerr);
   if (flags.z3_fault == "error") options.z3_fault = solver::SolveOptions::Z3Fault::Error;
   if (flags.z3_fault == "invalid-model") options.z3_fault = solver::SolveOptions::Z3Fault::InvalidModel;
+  for (const std::string& path : flags.warm_start) {
+    auto w = read_warm_start(s, in, path);
+    if (!w) return std::nullopt;
+    options.warm_starts.push_back(std::move(*w));
+  }
   options.stop = install_interrupt_handlers();
   solver::SolveResult r = solver::synthesize(in.spec.problem, options);
   // Where the spec asks for the solve; `--solve` has no place in a file.
@@ -112,6 +144,11 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
   const frontend::ScheduleSource& src = in.spec.schedule;
   if (flags.family && flags.solve) {
     s.diags.error(DiagKind::BadFlag, {}, "--family and --solve exclude each other");
+    return std::nullopt;
+  }
+  const bool solve = !flags.family && (flags.solve || src.kind == frontend::SourceKind::Solve);
+  if (!flags.warm_start.empty() && !solve) {
+    s.diags.error(DiagKind::BadFlag, {}, "--warm-start starts the solver's search: it needs --solve or a spec's `schedule = solve`");
     return std::nullopt;
   }
   if (flags.family) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "tools/schedc/session.h"
 
 #include <cerrno>
@@ -49,7 +50,8 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
     // Never the input itself: `schedule spec.sched -o spec.sched` would lose the spec.
     std::error_code ec;
     for (int32_t f = 0; f < s.sources.size(); ++f)
-      if (std::filesystem::equivalent(plan.target, s.sources.path(f), ec)) {
+      if (std::find(s.replaceable.begin(), s.replaceable.end(), f) == s.replaceable.end() &&
+          std::filesystem::equivalent(plan.target, s.sources.path(f), ec)) {
         plan.error = "it is also the input; write the output to another path";
         break;
       }

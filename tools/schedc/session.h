@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "support/diagnostics.h"
 #include "support/source.h"
@@ -32,6 +33,9 @@ struct Session {
   int finish(int code);
   /// Reads a file into `sources`; reports `io` and returns -1 when it cannot be read.
   int32_t read_file(const std::string& path);
+  /// Files read that the output may replace (warm starts: the answer is never worse than them, so
+  /// `--warm-start best.json -o best.json` improves a file in place); every other input is kept.
+  std::vector<int32_t> replaceable;
 };
 
 /// Writes `content` to `path` atomically (temporary file + rename), or to stdout when `path` is
