@@ -209,6 +209,7 @@ void Search::collect_incumbents() {
           if (fitted) offer(std::move(*fitted), all[i].name + "-fitted");
         }
       }
+      o_.debug.print("family %s: %s in %.2f s", all[i].name.c_str(), s ? "generated" : "declined", elapsed() - t0);
       slowest = std::max(slowest, elapsed() - t0);
     }
   }

@@ -555,6 +555,7 @@ SolveResult Search::run() {
   const double bound_start = elapsed();
   ir::LowerBound lb = ir::lower_bound(p_);
   bound_seconds_ = elapsed() - bound_start;
+  o_.debug.print("bound %s in %.2f s (%s)", format_number(lb.value).c_str(), bound_seconds_, lb.reason.c_str());
   lower_ = lb.value;
   bound_reason_ = lb.reason;
   bound_known_ = true;
