@@ -184,7 +184,7 @@ TEST_CASE("property: every family on a grid lowers to a verified program; just-i
           p.ranks = pp;
           p.microbatches = m;
           p.stages_per_rank = vpp;
-          solver::apply_family_defaults(fam, {"ranks", "microbatches", "stages_per_rank"}, p);
+          solver::apply_family_defaults(fam, {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::StagesPerRank}, p);
           if (fam.stages_per_rank != 0 && vpp != fam.stages_per_rank) continue;
           if (!validate(p).empty()) continue;
           SourceManager sm;

@@ -278,7 +278,7 @@ TEST_CASE("torch-csv-comms: every single-direction family round-trips and runs w
           p.microbatches = m;
           p.stages_per_rank = vpp;
           p.cost.comm = 0.5;
-          solver::apply_family_defaults(fam, {"ranks", "microbatches", "stages_per_rank"}, p);
+          solver::apply_family_defaults(fam, {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::StagesPerRank}, p);
           if (fam.stages_per_rank != 0 && vpp != fam.stages_per_rank) continue;
           if (!ir::validate(p).empty() || codegen::torch_csv_conflict(p)) continue;
           SourceManager sm;

@@ -159,7 +159,7 @@ struct Program {
     p.ranks = pp;
     p.stages_per_rank = vpp;
     p.microbatches = m;
-    solver::apply_family_defaults(*solver::find_family(family), {"ranks", "stages_per_rank", "microbatches"}, p);
+    solver::apply_family_defaults(*solver::find_family(family), {ir::Field::Ranks, ir::Field::StagesPerRank, ir::Field::Microbatches}, p);
     Diagnostics diags;
     auto sched = solver::generate_family(family, p, {}, SourceLoc{}, diags);
     REQUIRE_MESSAGE(sched, diags.str());

@@ -117,7 +117,7 @@ TEST_CASE("an impossible cap is explained: the rank, what it needs, the smallest
   CHECK(r.infeasible->rank == 0);
   CHECK(r.infeasible->needed == 2);
   CHECK(r.infeasible->smallest_cap == 2);
-  CHECK(r.infeasible->conflicting_fields == std::vector<std::string>{"memory.F", "memory.cap", "stages_per_rank"});
+  CHECK(r.infeasible->conflicting_fields == std::vector<ir::Field>{ir::Field::MemoryF, ir::Field::MemoryCap, ir::Field::StagesPerRank});
   CHECK_FALSE(r.schedule.has_value());
 }
 
@@ -320,7 +320,7 @@ TEST_CASE("a passed deadline ends a family's list scheduler and a greedy run wit
   for (const char* family : {"zb-h2", "interleaved-zb", "v-min", "chimera"}) {
     CAPTURE(family);
     Problem q = p;
-    solver::apply_family_defaults(*solver::find_family(family), {"backward"}, q);
+    solver::apply_family_defaults(*solver::find_family(family), {ir::Field::Backward}, q);
     Diagnostics diags;
     CHECK(solver::generate_family(family, q, {}, SourceLoc{}, diags, &later));
     CHECK_MESSAGE(!diags.has_errors(), diags.str());
