@@ -14,10 +14,7 @@
 
 using namespace schedc;
 using namespace schedc::ir;
-using schedc::test::family_problem;
-using schedc::test::figures;
-using schedc::test::generate;
-using schedc::test::Generated;
+using namespace schedc::test;
 
 namespace {
 
