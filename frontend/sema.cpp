@@ -75,7 +75,7 @@ class Checker {
     if (cx_.problem_ok) complete();
     if (cx_.problem_ok) validate();
     if (const ast::Stmt* s = find("schedule")) schedule(*s);
-    if (const ast::Stmt* s = find("expect")) expect(*s);
+    if (const ast::Stmt* s = find(ir::Field::Expect)) expect(*s);
     if (const ast::Stmt* s = find("runtime")) runtime(*s);
     infer_backward();
   }
@@ -102,6 +102,8 @@ class Checker {
     auto it = stmts_.find(key);
     return it == stmts_.end() ? nullptr : it->second;
   }
+  // The statement that gives `field`: a top-level key is the field's name.
+  const ast::Stmt* find(ir::Field field) const { return find(ir::to_string(field)); }
 
   void fail() { cx_.problem_ok = false; }
 
@@ -171,7 +173,7 @@ class Checker {
 
   // `[0, 1, 1, 0]` (one direction) or `[[...], [...]]` (one list per direction).
   void stage_to_rank() {
-    const ast::Stmt* s = find("stage_to_rank");
+    const ast::Stmt* s = find(ir::Field::StageToRank);
     if (!s) return;
     const Value* v = value_of(*s, "a list of ranks");
     if (!v) return;
@@ -378,7 +380,7 @@ class Checker {
   }
 
   void model() {
-    const ast::Stmt* m = find("model");
+    const ast::Stmt* m = find(ir::Field::Model);
     if (!m) {
       for (const char* k : {"layer", "embedding", "head"})
         if (const ast::Stmt* s = find(k)) {
@@ -551,7 +553,7 @@ class Checker {
       cx_.spec.runtime_loc = b->loc;
       // With a model, each stage runs the layers its partition gives it (the runtime's stages
       // build as many): a second count would contradict it.
-      if (const ir::Param* layers = cx_.spec.runtime.find("layers"); layers && find("model"))
+      if (const ir::Param* layers = cx_.spec.runtime.find("layers"); layers && find(ir::Field::Model))
         cx_.report.error(DiagKind::BadValue, layers->loc,
                          "`runtime.layers` is derived from `model` (its partition gives each stage's layers): "
                          "give one or the other");

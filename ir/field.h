@@ -42,8 +42,8 @@ enum class Field : uint8_t {
 
 /// The field's name: `ranks`, `stages_per_rank`, `cost.F`, `memory.cap`, `model`, `expect`.
 std::string_view to_string(Field f);
-/// The field a name stands for; nullopt for any other name (the solver's explanations name fields
-/// as strings).
+/// The field a name stands for; nullopt for any other name (a `--memory.cap`-style flag, the
+/// names of the Z3 assumptions that explain an infeasible cap).
 std::optional<Field> parse_field(std::string_view name);
 
 /// Every field of ir::Problem, in order: what a schedule JSON document or a torch-csv file fixes.

@@ -1,6 +1,7 @@
 #include "ir/problem.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 
@@ -9,54 +10,35 @@
 
 namespace schedc::ir {
 
-std::string_view to_string(Direction d) { return d == Direction::Single ? "single" : "bidirectional"; }
+namespace {
 
-std::string_view to_string(PlacementKind p) {
-  switch (p) {
-    case PlacementKind::Looped: return "looped";
-    case PlacementKind::VShape: return "vshape";
-    case PlacementKind::Wave: return "wave";
-    case PlacementKind::Custom: return "custom";
-  }
-  return "looped";
+// Each enum's names, indexed by its value: what to_string writes and the parse_* functions read.
+constexpr std::array<std::string_view, 2> kDirectionNames = {"single", "bidirectional"};
+constexpr std::array<std::string_view, 4> kPlacementNames = {"looped", "vshape", "wave", "custom"};
+constexpr std::array<std::string_view, 3> kBackwardNames = {"fused", "split", "mixed"};
+constexpr std::array<std::string_view, 2> kObjectiveNames = {"makespan", "max-span"};
+
+template <class Enum, size_t N>
+std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
+  auto it = std::find(names.begin(), names.end(), s);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Enum>(it - names.begin());
 }
 
-std::string_view to_string(BackwardMode b) {
-  switch (b) {
-    case BackwardMode::Fused: return "fused";
-    case BackwardMode::Split: return "split";
-    case BackwardMode::Mixed: return "mixed";
-  }
-  return "split";
-}
+}  // namespace
 
-std::string_view to_string(Objective o) { return o == Objective::Makespan ? "makespan" : "max-span"; }
+std::string_view to_string(Direction d) { return kDirectionNames[static_cast<size_t>(d)]; }
+std::string_view to_string(PlacementKind p) { return kPlacementNames[static_cast<size_t>(p)]; }
+std::string_view to_string(BackwardMode b) { return kBackwardNames[static_cast<size_t>(b)]; }
+std::string_view to_string(Objective o) { return kObjectiveNames[static_cast<size_t>(o)]; }
 
-std::optional<Direction> parse_direction(std::string_view s) {
-  if (s == "single") return Direction::Single;
-  if (s == "bidirectional") return Direction::Bidirectional;
-  return std::nullopt;
-}
-
-std::optional<PlacementKind> parse_placement(std::string_view s) {
-  if (s == "looped") return PlacementKind::Looped;
-  if (s == "vshape") return PlacementKind::VShape;
-  if (s == "wave") return PlacementKind::Wave;
-  if (s == "custom") return PlacementKind::Custom;
-  return std::nullopt;
-}
-
-std::optional<BackwardMode> parse_backward(std::string_view s) {
-  if (s == "fused") return BackwardMode::Fused;
-  if (s == "split") return BackwardMode::Split;
-  if (s == "mixed") return BackwardMode::Mixed;
-  return std::nullopt;
-}
+std::optional<Direction> parse_direction(std::string_view s) { return parse_name<Direction>(kDirectionNames, s); }
+std::optional<PlacementKind> parse_placement(std::string_view s) { return parse_name<PlacementKind>(kPlacementNames, s); }
+std::optional<BackwardMode> parse_backward(std::string_view s) { return parse_name<BackwardMode>(kBackwardNames, s); }
 
 std::optional<Objective> parse_objective(std::string_view s) {
-  if (s == "makespan") return Objective::Makespan;
-  if (s == "max-span" || s == "max_span") return Objective::MaxSpan;
-  return std::nullopt;
+  if (s == "max_span") return Objective::MaxSpan;  // also accepted with an underscore
+  return parse_name<Objective>(kObjectiveNames, s);
 }
 
 double PerStage::max() const {

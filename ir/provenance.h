@@ -1,6 +1,6 @@
 #pragma once
 // ir::Provenance: where a schedule came from (explicit orders, a family, the solver, an import).
-// Schedule JSON writes it as `provenance` and reads it back (ir/json_io.cpp, the only code that
+// Schedule JSON writes it as `provenance` and reads it back (ir/json_provenance.cpp, the only code that
 // knows its JSON form); `schedc verify --optimal` and `schedc show` read the struct.
 
 #include <cstdint>

@@ -158,20 +158,17 @@ void ContextImpl::forward(int32_t mb, int32_t s) {
   record(OpCode::Forward, a, a, -1, t);
 }
 
-void ContextImpl::run_backward(Action a, bool with_weight) {
+void ContextImpl::run_backward(OpCode code, Action a) {
+  int64_t t = begin_compute(code, a);
   Stage& st = stage_of(a);
   void* grad_out = payload(slot(true, a.mb, a.stage));
   void* grad_in = payload(slot(true, a.mb, a.stage - 1));
-  if (with_weight) st.backward(a.mb, grad_out, grad_in);
+  if (code == OpCode::Backward) st.backward(a.mb, grad_out, grad_in);
   else st.backward_input(a.mb, grad_out, grad_in);
+  record(code, a, a, -1, t);
 }
 
-void ContextImpl::backward_input(int32_t mb, int32_t s) {
-  Action a = B(mb, s);
-  int64_t t = begin_compute(OpCode::BackwardInput, a);
-  run_backward(a, false);
-  record(OpCode::BackwardInput, a, a, -1, t);
-}
+void ContextImpl::backward_input(int32_t mb, int32_t s) { run_backward(OpCode::BackwardInput, B(mb, s)); }
 
 void ContextImpl::backward_weight(int32_t mb, int32_t s) {
   Action a = W(mb, s);
@@ -180,12 +177,7 @@ void ContextImpl::backward_weight(int32_t mb, int32_t s) {
   record(OpCode::BackwardWeight, a, a, -1, t);
 }
 
-void ContextImpl::backward(int32_t mb, int32_t s) {
-  Action a = BW(mb, s);
-  int64_t t = begin_compute(OpCode::Backward, a);
-  run_backward(a, true);
-  record(OpCode::Backward, a, a, -1, t);
-}
+void ContextImpl::backward(int32_t mb, int32_t s) { run_backward(OpCode::Backward, BW(mb, s)); }
 
 void ContextImpl::overlapped(Action f, Action b) {
   int64_t t = begin_compute(OpCode::Overlapped, f);

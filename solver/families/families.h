@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/field.h"
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "ir/schedule.h"
@@ -31,10 +32,10 @@ struct FamilyInfo {
 const std::vector<FamilyInfo>& families();
 const FamilyInfo* find_family(std::string_view name);
 
-/// Fills the problem fields the user did not set (`given` holds the set ones, by the field names
-/// of frontend::Spec::given: "backward", "direction", "placement", "stages_per_rank") with the
-/// family's choices.
-void apply_family_defaults(const FamilyInfo& family, const std::vector<std::string>& given, ir::Problem& p);
+/// Fills the problem fields the user did not set (`given` holds the set ones, as in
+/// frontend::Spec::given; those read are Backward, Direction, Placement, StageToRank and
+/// StagesPerRank) with the family's choices.
+void apply_family_defaults(const FamilyInfo& family, const std::vector<ir::Field>& given, ir::Problem& p);
 
 /// Generates the family's schedule for `p`. A problem that breaks a constraint of the family, a bad
 /// parameter, or a memory cap the family cannot meet is reported at `loc` (kinds

@@ -119,7 +119,7 @@ const Entry* find_entry(std::string_view name) {
   return nullptr;
 }
 
-bool has(const std::vector<std::string>& given, std::string_view field) {
+bool has(const std::vector<ir::Field>& given, ir::Field field) {
   return std::find(given.begin(), given.end(), field) != given.end();
 }
 
@@ -217,16 +217,16 @@ const FamilyInfo* find_family(std::string_view name) {
   return nullptr;
 }
 
-void apply_family_defaults(const FamilyInfo& family, const std::vector<std::string>& given, ir::Problem& p) {
+void apply_family_defaults(const FamilyInfo& family, const std::vector<ir::Field>& given, ir::Problem& p) {
   const Entry* e = find_entry(family.name);
   if (!e) return;
   // A default is applied only where it keeps the problem valid with the fields the user set, so
   // that a field the family cannot use reaches generate_family and is reported as its constraint.
-  if (!has(given, "backward")) p.backward = family.backward;
-  if (!has(given, "direction") && !(family.direction == Direction::Bidirectional && p.microbatches % 2 != 0))
+  if (!has(given, ir::Field::Backward)) p.backward = family.backward;
+  if (!has(given, ir::Field::Direction) && !(family.direction == Direction::Bidirectional && p.microbatches % 2 != 0))
     p.direction = family.direction;
-  bool vpp_given = has(given, "stages_per_rank");
-  if (!has(given, "placement") && !has(given, "stage_to_rank")) {
+  bool vpp_given = has(given, ir::Field::StagesPerRank);
+  if (!has(given, ir::Field::Placement) && !has(given, ir::Field::StageToRank)) {
     bool vpp_conflict = vpp_given && family.stages_per_rank > 0 && p.stages_per_rank != family.stages_per_rank;
     bool vshape_conflict = family.placement == PlacementKind::VShape && vpp_given && p.stages_per_rank != 2;
     if (!vpp_conflict && !vshape_conflict) {

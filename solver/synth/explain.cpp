@@ -46,7 +46,7 @@ double forward_hold(const ir::Problem& p, int32_t rank, int32_t direction) {
 // Z3 model of one microbatch on one rank: the positions of its actions, the dependencies between
 // them, and the memory prefix sums under the cap, each group a named assertion. Its unsat core
 // names the problem fields in conflict.
-std::vector<std::string> unsat_core_fields(const ir::Problem& p, int32_t rank, int32_t direction, std::string* error) {
+std::vector<ir::Field> unsat_core_fields(const ir::Problem& p, int32_t rank, int32_t direction, std::string* error) {
   using ir::ActionKind;
   const bool fused = p.backward == ir::BackwardMode::Fused;
   std::vector<ir::Action> acts;
@@ -72,9 +72,11 @@ std::vector<std::string> unsat_core_fields(const ir::Problem& p, int32_t rank, i
     const int n = static_cast<int>(acts.size());
     std::vector<z3::expr> pos;
     for (int i = 0; i < n; ++i) pos.push_back(ctx.int_const(("pos_" + ir::format_action(acts[i])).c_str()));
-    z3::expr order = ctx.bool_const("stages_per_rank");  // which stages share the rank, and their order
-    z3::expr deltas = ctx.bool_const("memory.F");
-    z3::expr cap = ctx.bool_const("memory.cap");
+    // One assumption per field, named by the field, so that the core reads back as fields.
+    auto field_const = [&](ir::Field f) { return ctx.bool_const(std::string(ir::to_string(f)).c_str()); };
+    z3::expr order = field_const(ir::Field::StagesPerRank);  // which stages share the rank, and their order
+    z3::expr deltas = field_const(ir::Field::MemoryF);
+    z3::expr cap = field_const(ir::Field::MemoryCap);
     z3::expr_vector distinct(ctx);
     for (int i = 0; i < n; ++i) {
       solver.add(pos[i] >= 0 && pos[i] < n);
@@ -107,10 +109,11 @@ std::vector<std::string> unsat_core_fields(const ir::Problem& p, int32_t rank, i
     assumptions.push_back(deltas);
     assumptions.push_back(cap);
     if (solver.check(assumptions) != z3::unsat) return {};
-    std::vector<std::string> fields;
+    std::vector<ir::Field> fields;
     z3::expr_vector core = solver.unsat_core();
-    for (unsigned i = 0; i < core.size(); ++i) fields.push_back(core[i].decl().name().str());
-    std::sort(fields.begin(), fields.end());
+    for (unsigned i = 0; i < core.size(); ++i)
+      if (std::optional<ir::Field> f = ir::parse_field(core[i].decl().name().str())) fields.push_back(*f);
+    std::sort(fields.begin(), fields.end(), [](ir::Field a, ir::Field b) { return ir::to_string(a) < ir::to_string(b); });
     return fields;
   } catch (const z3::exception& e) {
     *error = e.msg();

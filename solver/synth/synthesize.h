@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/field.h"
 #include "ir/params.h"
 #include "ir/schedule.h"
 #include "support/debug_log.h"
@@ -82,8 +83,8 @@ struct Infeasibility {
   double cap = 0;           // the rank's cap
   double needed = 0;        // the smallest cap any schedule needs on that rank
   double smallest_cap = 0;  // the smallest uniform cap that is feasible
-  /// Problem fields (frontend::Spec::given names) in Z3's unsat core, e.g. "memory.cap".
-  std::vector<std::string> conflicting_fields;
+  /// Problem fields in Z3's unsat core (e.g. MemoryCap), in the order of their names.
+  std::vector<ir::Field> conflicting_fields;
   std::string explanation;  // one sentence
 };
 

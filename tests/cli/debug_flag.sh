@@ -5,17 +5,15 @@
 # The schedule written is the same either way.
 set -u
 schedc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "debug_flag: $*" >&2; cat "$dir/err" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 solve=(schedule --solve --pp 3 -m 6 --cost F=2,B=2,W=1,comm=0.5 --memory cap=4 --deterministic --time-limit 5 --quiet)
 
-timeout 120 "$schedc" "${solve[@]}" --debug > "$dir/out-debug.json" 2> "$dir/err" || fail "exit $? with --debug"
-grep -q '^debug: probe ' "$dir/err" || fail "no \`debug: probe\` line with --debug"
-grep -v '^debug: ' "$dir/err" | grep -q . && fail "stderr has more than debug lines with --debug --quiet"
-grep -q 'debug:' "$dir/out-debug.json" && fail "debug lines reached stdout"
+timeout 120 "$schedc" "${solve[@]}" --debug > "$tmp/out-debug.json" 2> "$tmp/err" || fail "exit $? with --debug"
+grep -q '^debug: probe ' "$tmp/err" || fail "no \`debug: probe\` line with --debug"
+grep -v '^debug: ' "$tmp/err" | grep -q . && fail "stderr has more than debug lines with --debug --quiet"
+grep -q 'debug:' "$tmp/out-debug.json" && fail "debug lines reached stdout"
 
-SCHEDC_DEBUG=1 timeout 120 "$schedc" "${solve[@]}" > "$dir/out.json" 2> "$dir/err" || fail "exit $? without --debug"
-[ -s "$dir/err" ] && fail "stderr is not empty without --debug (SCHEDC_DEBUG=1 set)"
-cmp -s "$dir/out.json" "$dir/out-debug.json" || fail "--debug changed the schedule written"
+SCHEDC_DEBUG=1 timeout 120 "$schedc" "${solve[@]}" > "$tmp/out.json" 2> "$tmp/err" || fail "exit $? without --debug"
+[ -s "$tmp/err" ] && fail "stderr is not empty without --debug (SCHEDC_DEBUG=1 set)"
+cmp -s "$tmp/out.json" "$tmp/out-debug.json" || fail "--debug changed the schedule written"
 echo "debug_flag: ok ($(grep -c '^debug: ' <(timeout 120 "$schedc" "${solve[@]}" --debug 2>&1 >/dev/null)) debug lines)"

@@ -6,11 +6,9 @@
 #   as it was, with no temporary inside; one left by a killed emit is removed by the next.
 set -u
 schedc=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "emit_folder: $*" >&2; [ -f "$dir/err" ] && cat "$dir/err" >&2; exit 1; }
-out=$dir/out
-emit() { "$schedc" emit --family 1f1b "$@" -o "$out" 2> "$dir/err"; }
+. "$(dirname "$0")/../common/prelude.sh"
+out=$tmp/out
+emit() { "$schedc" emit --family 1f1b "$@" -o "$out" 2> "$tmp/err"; }
 
 emit --pp 8 -m 16 || fail "pp 8: exit $?"
 for r in 0 1 2 3 4 5 6 7; do [ -f "$out/rank_$r.cpp" ] || fail "pp 8: no rank_$r.cpp"; done
@@ -28,10 +26,10 @@ snapshot() { (cd "$out" && find . -print | LC_ALL=C sort && find . -type f -prin
 before=$(snapshot)
 
 # A file too large to write (main.cpp of pp 8 m 64 is about 220 KiB; the rank files fit).
-( trap '' XFSZ; ulimit -f 100; exec "$schedc" emit --family 1f1b --pp 8 -m 64 -o "$out" ) 2> "$dir/err"
+( trap '' XFSZ; ulimit -f 100; exec "$schedc" emit --family 1f1b --pp 8 -m 64 -o "$out" ) 2> "$tmp/err"
 code=$?
 [ $code -eq 1 ] || fail "too large: exit $code (expected 1)"
-grep -q "^schedc: error: cannot write .*main.cpp.*: File too large \[io\]" "$dir/err" || fail "too large: unexpected message"
+grep -q "^schedc: error: cannot write .*main.cpp.*: File too large \[io\]" "$tmp/err" || fail "too large: unexpected message"
 [ "$(snapshot)" = "$before" ] || fail "too large: the folder changed: $(diff <(echo "$before") <(snapshot))"
 echo "emit_folder: a file too large to write left the folder as it was"
 
@@ -41,7 +39,7 @@ before=$(snapshot)
 emit --pp 8 -m 16
 code=$?
 [ $code -eq 1 ] || fail "folder in the way: exit $code (expected 1)"
-grep -q "^schedc: error: cannot write .*rank_5.cpp.: it is a directory \[io\]" "$dir/err" || fail "folder in the way: unexpected message"
+grep -q "^schedc: error: cannot write .*rank_5.cpp.: it is a directory \[io\]" "$tmp/err" || fail "folder in the way: unexpected message"
 [ "$(snapshot)" = "$before" ] || fail "folder in the way: the folder changed: $(diff <(echo "$before") <(snapshot))"
 rmdir "$out/rank_5.cpp"
 echo "emit_folder: a name taken by a folder left the folder as it was"

@@ -4,8 +4,7 @@
 set -euo pipefail
 schedc=$1
 export SCHEDC_CACHE_DIR=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../common/prelude.sh"
 "$schedc" build --family 1f1b --pp 2 --microbatches 4 -o "$tmp/exe"
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r SCHEDC_NCCL_ID_FILE="$tmp/nccl-id" timeout 120 \

@@ -3,8 +3,7 @@
 set -euo pipefail
 schedc=$1
 export SCHEDC_CACHE_DIR=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../common/prelude.sh"
 "$schedc" build --family 1f1b --pp 2 --microbatches 4 -o "$tmp/exe"
 root=()
 [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)

@@ -6,9 +6,7 @@
 set -u
 schedc=$1
 cache=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "executor_flags: $*" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 printf 'ranks = 2\nmicrobatches = 4\nschedule = family 1f1b\nruntime { hidden = 16 }\n' > "$tmp/s.sched"
 SCHEDC_CACHE_DIR=$cache "$schedc" build "$tmp/s.sched" -o "$tmp/ex" || fail "schedc build failed"
 
@@ -17,14 +15,7 @@ ok() {
   "$tmp/ex" "$@" > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err" >&2; fail "\`executor $*\` exited $?"; }
 }
 # refused CODE MESSAGE ARGS...: exits CODE with MESSAGE (a fixed string) on stderr.
-refused() {
-  local want=$1 msg=$2
-  shift 2
-  "$tmp/ex" "$@" > "$tmp/out" 2> "$tmp/err"
-  local code=$?
-  [ "$code" -eq "$want" ] || { cat "$tmp/err" >&2; fail "\`executor $*\` exited $code, expected $want"; }
-  grep -qF -- "$msg" "$tmp/err" || { cat "$tmp/err" >&2; fail "\`executor $*\`: stderr lacks \`$msg\`"; }
-}
+refused() { expect_exit "$1" "$2" "$tmp/ex" "${@:3}"; }
 
 ok --hidden=32 --layers 1 --check
 grep -q 'hidden 32, layers 1' "$tmp/out" || fail "--hidden=32 --layers 1 not applied: $(cat "$tmp/out")"

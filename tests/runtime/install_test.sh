@@ -7,9 +7,7 @@
 set -eu
 build=$(cd "$1" && pwd)
 schedc=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "install_test: $*" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 
 # The partial build: a copy of the build tree's install scripts that sees, of what the build
 # makes, only the outputs of the targets schedc and schedrt (executables and libraries of other

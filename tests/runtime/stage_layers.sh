@@ -10,9 +10,7 @@ set -u
 schedc=$1
 cache=$2
 block=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "stage_layers: $*" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 export SCHEDC_CACHE_DIR=$cache
 cat > "$tmp/p.sched" <<'SPEC'
 ranks = 4

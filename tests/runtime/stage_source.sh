@@ -9,21 +9,12 @@ set -u
 schedc=$1
 cache=$2
 block=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "stage_source: $*" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 export SCHEDC_CACHE_DIR=$cache
 printf 'ranks = 2\nmicrobatches = 2\nschedule = family 1f1b\nruntime { hidden = 8  batch = 4  layers = 1 }\n' > "$tmp/s.sched"
 
 # expect CODE TEXT ARGS...: `schedc ARGS` exits CODE with TEXT (a fixed string) on stderr.
-expect() {
-  local want=$1 text=$2
-  shift 2
-  "$schedc" "$@" > "$tmp/out" 2> "$tmp/err"
-  local code=$?
-  [ "$code" -eq "$want" ] || { cat "$tmp/err" >&2; fail "\`schedc $*\` exited $code, expected $want"; }
-  grep -qF -- "$text" "$tmp/err" || { cat "$tmp/err" >&2; fail "\`schedc $*\`: stderr lacks \`$text\`"; }
-}
+expect() { expect_exit "$1" "$2" "$schedc" "${@:3}"; }
 
 # A compile error: the compiler's message, naming the user's file.
 printf '#include "schedrt/stage.h"\nint broken( {\n' > "$tmp/broken.cpp"

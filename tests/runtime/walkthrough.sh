@@ -10,9 +10,7 @@ schedc=$1
 cache=$2
 repo=$3
 doc=$repo/docs/walkthrough.md
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "walkthrough: $*" >&2; exit 1; }
+. "$(dirname "$0")/../common/prelude.sh"
 export SCHEDC_CACHE_DIR=$cache
 ln -s "$repo/examples" "$tmp/examples"
 [ -f "$doc" ] || fail "no $doc"

@@ -66,11 +66,7 @@ std::string check_json(const std::string& path, const frontend::Spec& spec) {
 }  // namespace
 
 void add_check_command(CLI::App& app, int& rc) {
-  struct Opts {
-    OutputFlags out;
-    Request rq;
-  };
-  auto opts = std::make_shared<Opts>();
+  auto opts = std::make_shared<OutputCommand>();
   opts->rq.last = Phase::Load;
   CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
   cmd->add_option("spec", opts->rq.args.path, "the .sched or schedule .json file; - reads a spec from stdin")->required();

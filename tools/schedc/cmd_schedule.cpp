@@ -28,11 +28,7 @@ bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, co
 }  // namespace
 
 void add_schedule_command(CLI::App& app, int& rc) {
-  struct Opts {
-    OutputFlags out;
-    Request rq;
-  };
-  auto opts = std::make_shared<Opts>();
+  auto opts = std::make_shared<OutputCommand>();
   CLI::App* cmd = app.add_subcommand("schedule", "produce a schedule (explicit, family or solved)");
   opts->out.add_to(*cmd, {"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"});
   opts->rq.add_to(*cmd, Phase::VerifyProgram);

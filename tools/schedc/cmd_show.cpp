@@ -10,21 +10,13 @@
 namespace schedc::driver {
 
 void add_show_command(CLI::App& app, int& rc) {
-  struct Opts {
-    OutputFlags out;
-    Request rq;
-  };
-  auto opts = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("show", "print a schedule's timeline as a text grid or JSON");
-  opts->out.add_to(*cmd, {"text", "json"});
-  opts->rq.add_to(*cmd, Phase::Simulate);
-  set_callback(*cmd, rc, [opts](Session& s) {
-    Compilation c;
-    if (!run_until(s, opts->rq, c)) return s.fail();
-    const bool json = opts->out.format == "json";
-    return finish_with_output(s, opts->out.output,
-                              json ? timeline_json(*c.schedule, *c.timeline) : codegen::emit_text(*c.schedule, *c.timeline));
-  });
+  add_output_command(app, rc, "show", "print a schedule's timeline as a text grid or JSON", {"text", "json"},
+                     Phase::Simulate, [](Session& s, const OutputFlags& out, const Compilation& c) {
+                       const bool json = out.format == "json";
+                       return finish_with_output(s, out.output,
+                                                 json ? timeline_json(*c.schedule, *c.timeline)
+                                                      : codegen::emit_text(*c.schedule, *c.timeline));
+                     });
 }
 
 }  // namespace schedc::driver

@@ -43,21 +43,13 @@ std::string metrics_json(const ir::Metrics& m, const ir::Problem& p) {
 }  // namespace
 
 void add_simulate_command(CLI::App& app, int& rc) {
-  struct Opts {
-    OutputFlags out;
-    Request rq;
-  };
-  auto opts = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("simulate", "simulate a schedule and print its metrics");
-  opts->out.add_to(*cmd, {"text", "json"});
-  opts->rq.add_to(*cmd, Phase::Simulate);
-  set_callback(*cmd, rc, [opts](Session& s) {
-    Compilation c;
-    if (!run_until(s, opts->rq, c)) return s.fail();
-    const ir::Metrics& m = c.timeline->metrics;
-    const ir::Problem& p = c.schedule->problem;
-    return finish_with_output(s, opts->out.output, opts->out.format == "json" ? metrics_json(m, p) + "\n" : metrics_text(m, p));
-  });
+  add_output_command(app, rc, "simulate", "simulate a schedule and print its metrics", {"text", "json"},
+                     Phase::Simulate, [](Session& s, const OutputFlags& out, const Compilation& c) {
+                       const ir::Metrics& m = c.timeline->metrics;
+                       const ir::Problem& p = c.schedule->problem;
+                       return finish_with_output(s, out.output,
+                                                 out.format == "json" ? metrics_json(m, p) + "\n" : metrics_text(m, p));
+                     });
 }
 
 }  // namespace schedc::driver

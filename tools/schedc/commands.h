@@ -3,10 +3,14 @@
 // the exit code in `rc`.
 
 #include <functional>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "tools/schedc/driver.h"
 #include "tools/schedc/session.h"
 
 namespace schedc::driver {
@@ -17,6 +21,29 @@ inline void set_callback(CLI::App& cmd, int& rc, std::function<int(Session&)> bo
   cmd.callback([&rc, body = std::move(body)] {
     Session s;
     rc = body(s);
+  });
+}
+
+/// The flags of a command that runs phases and writes one document: --format and -o, and its
+/// Request (input, problem and schedule flags, --dump-after).
+struct OutputCommand {
+  OutputFlags out;
+  Request rq;
+};
+
+/// Adds command `name` that runs every phase up to `last` and writes one document (--format among
+/// `formats`, -o): `write` formats what the phases made.
+inline void add_output_command(CLI::App& app, int& rc, const std::string& name, const std::string& help,
+                               const std::vector<std::string>& formats, Phase last,
+                               std::function<int(Session&, const OutputFlags&, const Compilation&)> write) {
+  auto opts = std::make_shared<OutputCommand>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  opts->out.add_to(*cmd, formats);
+  opts->rq.add_to(*cmd, last);
+  set_callback(*cmd, rc, [opts, write = std::move(write)](Session& s) {
+    Compilation c;
+    if (!run_until(s, opts->rq, c)) return s.fail();
+    return write(s, opts->out, c);
   });
 }
 

@@ -1,14 +1,8 @@
 #include "tools/schedc/json_out.h"
 
 #include "ir/json_io.h"
-#include "support/numbers.h"
 
 namespace schedc::driver {
-
-ojson json_number(double v) {
-  if (is_int32(v)) return static_cast<int64_t>(v);
-  return v;
-}
 
 std::string json_document(const std::string& format, const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string out = "{\n  \"format\": " + ojson(format).dump() + ",\n  \"version\": 1";

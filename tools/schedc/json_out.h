@@ -20,11 +20,10 @@ namespace schedc::driver {
 
 using ojson = nlohmann::ordered_json;
 
-/// A number as schedule JSON writes it: integral values without a fraction.
-ojson json_number(double v);
-
-/// `j` on one line with ", " and ": " separators, as schedule JSON writes its objects.
+/// A number as schedule JSON writes it (integral values without a fraction), and `j` on one line
+/// with ", " and ": " separators, as schedule JSON writes its objects.
 using ir::json_line;
+using ir::json_number;
 
 /// `{"format": FORMAT, "version": 1, KEY: VALUE, ...}` with one key a line; each value is JSON
 /// text (json_line, ir::problem_json, ...). Ends with a newline.

@@ -33,8 +33,8 @@ std::optional<ir::Schedule> from_family(Session& s, Input& in, const std::string
     s.diags.error(DiagKind::UnknownFamily, loc, "unknown family " + backtick(name) + ", expected one of " + known);
     return std::nullopt;
   }
-  std::vector<std::string> given;  // the solver names fields as strings
-  for (const auto& [field, loc] : in.spec.given) given.emplace_back(ir::to_string(field));
+  std::vector<ir::Field> given;
+  for (const auto& [field, loc] : in.spec.given) given.push_back(field);
   solver::apply_family_defaults(*fam, given, in.spec.problem);
   auto errors = ir::validate(in.spec.problem);
   if (!errors.empty()) {
@@ -119,13 +119,12 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   std::string msg = "no schedule meets the memory cap: " + why.explanation;
   if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
   s.diags.error(DiagKind::CapInfeasible, at, msg);
-  for (const std::string& name : why.conflicting_fields) {
-    const std::optional<Field> field = ir::parse_field(name);
+  for (const Field field : why.conflicting_fields) {
     if (field == Field::MemoryCap) continue;
-    SourceLoc loc = field ? in.spec.loc_of(*field) : in.map.file();
+    SourceLoc loc = in.spec.loc_of(field);
     std::string what = field == Field::MemoryF         ? "the forward activation size `memory.F`"
                        : field == Field::StagesPerRank ? "the stages this rank holds (`stages_per_rank` and `placement`)"
-                                                       : backtick(name);
+                                                       : backtick(ir::to_string(field));
     if (!loc.has_line() && field == Field::StagesPerRank) loc = in.spec.loc_of(Field::Placement);
     s.diags.note(loc.has_file() ? loc : at, "in conflict with " + what);
   }

@@ -89,7 +89,8 @@ class ContextImpl {
   std::byte* slot(bool gradient, int32_t mb, int32_t stage) const;
   std::byte* output_slot(Action producer) const;
   Stage& stage_of(Action a) const;
-  void run_backward(Action a, bool with_weight);
+  /// A backward op (`Backward` runs BW, `BackwardInput` runs B) with its prologue and record.
+  void run_backward(OpCode code, Action a);
   int64_t now_ns() const;
   /// Every op's prologue: publishes what the rank is doing, tells the backend the op begins, and
   /// returns its start time.

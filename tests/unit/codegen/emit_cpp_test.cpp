@@ -6,6 +6,7 @@
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
 #include "codegen/runtime_config.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -13,14 +14,7 @@ using namespace schedc::ir;
 namespace {
 
 Schedule one_f_one_b() {
-  Problem p;
-  p.ranks = 2;
-  p.microbatches = 2;
-  p.backward = BackwardMode::Fused;
-  Schedule s;
-  s.problem = p;
-  s.ranks = {{F(0, 0), F(1, 0), BW(0, 0), BW(1, 0)}, {F(0, 1), BW(0, 1), F(1, 1), BW(1, 1)}};
-  return s;
+  return test::schedule(test::problem(2, 2, BackwardMode::Fused), {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
 }
 
 const codegen::EmittedFile& file(const std::vector<codegen::EmittedFile>& files, const std::string& name) {

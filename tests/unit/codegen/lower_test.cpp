@@ -11,6 +11,7 @@
 #include "ir/verify.h"
 #include "solver/families/families.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -72,10 +73,7 @@ Schedule random_schedule(const Problem& p, test::Rng& rng, bool with_overlap) {
 }  // namespace
 
 TEST_CASE("1F1B on two ranks: grouped send/recv pairs, FIFO channels, deadlock-free") {
-  Problem p;
-  p.ranks = 2;
-  p.microbatches = 3;
-  p.backward = BackwardMode::Fused;
+  Problem p = test::problem(2, 3, BackwardMode::Fused);
   Schedule s = make(p, {{F(0, 0), F(1, 0), BW(0, 0), F(2, 0), BW(1, 0), BW(2, 0)},
                         {F(0, 1), BW(0, 1), F(1, 1), BW(1, 1), F(2, 1), BW(2, 1)}});
   REQUIRE(verify(s).empty());
@@ -91,10 +89,7 @@ TEST_CASE("1F1B on two ranks: grouped send/recv pairs, FIFO channels, deadlock-f
 }
 
 TEST_CASE("the naive lowering of 1F1B deadlocks under rendezvous, and the cycle is printed") {
-  Problem p;
-  p.ranks = 2;
-  p.microbatches = 2;
-  p.backward = BackwardMode::Fused;
+  Problem p = test::problem(2, 2, BackwardMode::Fused);
   // Rank 1 receives F1.s0 only after sending BW0.s1, while rank 0 sends F1.s0 before receiving
   // BW0.s1: blocking send then receive on both sides.
   Schedule s = make(p, {{F(0, 0), F(1, 0), BW(0, 0), BW(1, 0)}, {F(0, 1), BW(0, 1), F(1, 1), BW(1, 1)}});
@@ -112,12 +107,9 @@ TEST_CASE("the naive lowering of 1F1B deadlocks under rendezvous, and the cycle 
 }
 
 TEST_CASE("the V-turn stays on its rank: no message between stages of one rank") {
-  Problem p;
-  p.ranks = 2;
+  Problem p = test::problem(2, 1, BackwardMode::Split);
   p.stages_per_rank = 2;
   p.placement = PlacementKind::VShape;
-  p.microbatches = 1;
-  p.backward = BackwardMode::Split;
   // Stages 0,3 on rank 0 and 1,2 on rank 1: F1->F2 and B2->B1 stay on rank 1.
   Schedule s = make(p, {{F(0, 0), F(0, 3), B(0, 3), W(0, 3), B(0, 0), W(0, 0)},
                         {F(0, 1), F(0, 2), B(0, 2), B(0, 1), W(0, 2), W(0, 1)}});
@@ -129,10 +121,7 @@ TEST_CASE("the V-turn stays on its rank: no message between stages of one rank")
 }
 
 TEST_CASE("receives posted ahead of their consumer count as memory, and a tight cap is reported") {
-  Problem p;
-  p.ranks = 2;
-  p.microbatches = 2;
-  p.backward = BackwardMode::Fused;
+  Problem p = test::problem(2, 2, BackwardMode::Fused);
   // Rank 1 receives F1.s0 while it still has BW0.s1 to run: the buffer is held across BW0.s1.
   Schedule s = make(p, {{F(0, 0), F(1, 0), BW(0, 0), BW(1, 0)}, {F(0, 1), BW(0, 1), F(1, 1), BW(1, 1)}});
   Program prog = codegen::lower(s);
@@ -180,11 +169,9 @@ TEST_CASE("property: every family on a grid lowers to a verified program; just-i
     for (int pp : {2, 3, 4, 6})
       for (int vpp : {1, 2, 3})
         for (int m : {1, 2, 4, 6, 8, 12}) {
-          Problem p;
-          p.ranks = pp;
-          p.microbatches = m;
+          Problem p = test::problem(pp, m, BackwardMode::Split);
           p.stages_per_rank = vpp;
-          solver::apply_family_defaults(fam, {"ranks", "microbatches", "stages_per_rank"}, p);
+          solver::apply_family_defaults(fam, {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::StagesPerRank}, p);
           if (fam.stages_per_rank != 0 && vpp != fam.stages_per_rank) continue;
           if (!validate(p).empty()) continue;
           SourceManager sm;

@@ -20,6 +20,7 @@
 #include "codegen/verify_program.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 
@@ -273,12 +274,10 @@ TEST_CASE("torch-csv-comms: every single-direction family round-trips and runs w
     for (int pp : {2, 3, 4})
       for (int vpp : {1, 2})
         for (int m : {1, 4, 8}) {
-          ir::Problem p;
-          p.ranks = pp;
-          p.microbatches = m;
+          ir::Problem p = test::problem(pp, m, ir::BackwardMode::Split);
           p.stages_per_rank = vpp;
           p.cost.comm = 0.5;
-          solver::apply_family_defaults(fam, {"ranks", "microbatches", "stages_per_rank"}, p);
+          solver::apply_family_defaults(fam, {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::StagesPerRank}, p);
           if (fam.stages_per_rank != 0 && vpp != fam.stages_per_rank) continue;
           if (!ir::validate(p).empty() || codegen::torch_csv_conflict(p)) continue;
           SourceManager sm;

@@ -7,6 +7,7 @@
 #include "codegen/lower.h"
 #include "codegen/verify_program.h"
 #include "ir/verify.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -14,14 +15,7 @@ using namespace schedc::ir;
 namespace {
 
 Schedule two_rank_gpipe() {
-  Problem p;
-  p.ranks = 2;
-  p.microbatches = 2;
-  p.backward = BackwardMode::Fused;
-  Schedule s;
-  s.problem = p;
-  s.ranks = {{F(0, 0), F(1, 0), BW(0, 0), BW(1, 0)}, {F(0, 1), F(1, 1), BW(0, 1), BW(1, 1)}};
-  return s;
+  return test::schedule(test::problem(2, 2, BackwardMode::Fused), {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 F1.s1 BW0.s1 BW1.s1"});
 }
 
 std::string first_issue(const Schedule& s, const Program& p) {
@@ -98,13 +92,8 @@ TEST_CASE("a missing message and a program that computes the wrong unit are reje
 }
 
 TEST_CASE("non-blocking sends still deadlock when groups complete in posting order") {
-  Problem pb;
-  pb.ranks = 2;
-  pb.microbatches = 2;
-  pb.backward = BackwardMode::Fused;
-  Schedule s;
-  s.problem = pb;
-  s.ranks = {{F(0, 0), F(1, 0), BW(0, 0), BW(1, 0)}, {F(0, 1), BW(0, 1), F(1, 1), BW(1, 1)}};
+  Schedule s = test::schedule(test::problem(2, 2, BackwardMode::Fused),
+                              {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
   REQUIRE(verify(s).empty());
   // The naive lowering without its send waits: sends are asynchronous, but rank 0's receive of
   // BW0.s1 sits behind its send of F1.s0, which rank 1 receives only after its send of BW0.s1.

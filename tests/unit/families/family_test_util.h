@@ -17,7 +17,7 @@ namespace schedc::test {
 /// A problem for `family` with pp ranks and m microbatches, the family's defaults applied for
 /// every field not listed in `given` (set those on the returned problem before generating).
 inline ir::Problem family_problem(std::string_view family, int32_t pp, int32_t m,
-                                  const std::vector<std::string>& given = {}, ir::Problem base = {}) {
+                                  const std::vector<ir::Field>& given = {}, ir::Problem base = {}) {
   base.ranks = pp;
   base.microbatches = m;
   const solver::FamilyInfo* f = solver::find_family(family);

@@ -15,10 +15,7 @@
 
 using namespace schedc;
 using namespace schedc::ir;
-using schedc::test::family_problem;
-using schedc::test::Figures;
-using schedc::test::generate;
-using schedc::test::Generated;
+using namespace schedc::test;
 
 namespace {
 
@@ -29,7 +26,7 @@ const Cost kUniform{1, 1, 1};
 const Cost kUnequal{2, 2, 1};
 const Cost kCosts[] = {kUniform, kUnequal, {1, 1, 0.5}, {1, 2, 1}, {2, 1, 1}};
 
-Figures run(const std::string& name, int32_t pp, int32_t m, Cost c, const std::vector<std::string>& given = {},
+Figures run(const std::string& name, int32_t pp, int32_t m, Cost c, const std::vector<ir::Field>& given = {},
             Problem base = {}) {
   Problem p = family_problem(name, pp, m, given, base);
   test::set_costs(p, c.f, c.b, c.w);
@@ -79,7 +76,7 @@ TEST_CASE("interleaved 1F1B: bubble (p-1)(F+B+W)/v of the same model's 1F1B when
           CAPTURE(m);
           Problem base;
           base.stages_per_rank = v;
-          Figures f = run("interleaved-1f1b", p, m, c, {"stages_per_rank"}, base);
+          Figures f = run("interleaved-1f1b", p, m, c, {ir::Field::StagesPerRank}, base);
           Figures one = run("1f1b", p, m, {v * c.f, v * c.b, v * c.w});
           CHECK(f.bubble == doctest::Approx((p - 1) * (c.f + c.b + c.w)));
           CHECK(f.bubble == doctest::Approx(one.bubble / v));

@@ -11,9 +11,7 @@
 
 using namespace schedc;
 using namespace schedc::ir;
-using schedc::test::family_problem;
-using schedc::test::generate;
-using schedc::test::Generated;
+using namespace schedc::test;
 
 namespace {
 
@@ -75,7 +73,7 @@ TEST_CASE("every family generates a valid schedule across the grid, or refuses a
             CAPTURE(to_string(mode));
             Problem base;
             base.backward = mode;
-            Problem p = family_problem(name, pp, m, {"backward"}, base);
+            Problem p = family_problem(name, pp, m, {ir::Field::Backward}, base);
             apply(c, p, rng);
             REQUIRE(validate(p).empty());
             Generated g = generate(name, p);
@@ -101,9 +99,9 @@ TEST_CASE("looped and interleaved families across vpp and group sizes") {
         CAPTURE(m);
         Problem base;
         base.stages_per_rank = v;
-        check_valid(generate("looped-bfs", family_problem("looped-bfs", pp, m, {"stages_per_rank"}, base)));
+        check_valid(generate("looped-bfs", family_problem("looped-bfs", pp, m, {ir::Field::StagesPerRank}, base)));
         if (v < 2) continue;
-        Problem p = family_problem("interleaved-1f1b", pp, m, {"stages_per_rank"}, base);
+        Problem p = family_problem("interleaved-1f1b", pp, m, {ir::Field::StagesPerRank}, base);
         check_valid(generate("interleaved-1f1b", p));
         // Every group size either works or is refused as a parameter error, never a wrong schedule.
         for (int32_t g = 1; g <= m; ++g) {
@@ -127,11 +125,11 @@ TEST_CASE("random problems: per-stage costs, comm latency, W = 0, odd memory mod
     const std::string& name = names[static_cast<size_t>(it) % names.size()];
     const solver::FamilyInfo* info = solver::find_family(name);
     Problem base;
-    std::vector<std::string> given;
+    std::vector<ir::Field> given;
     if (info->stages_per_rank == 0) {
       bool interleaved = name == "interleaved-1f1b" || name == "interleaved-zb";  // vpp >= 2
       base.stages_per_rank = 1 + static_cast<int32_t>(rng() % 3) + (interleaved ? 1 : 0);
-      given.push_back("stages_per_rank");
+      given.push_back(ir::Field::StagesPerRank);
     }
     int32_t pp = 1 + static_cast<int32_t>(rng() % 6);
     int32_t m = 1 + static_cast<int32_t>(rng() % 24);

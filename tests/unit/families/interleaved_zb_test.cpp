@@ -14,16 +14,13 @@
 
 using namespace schedc;
 using namespace schedc::ir;
-using schedc::test::family_problem;
-using schedc::test::figures;
-using schedc::test::generate;
-using schedc::test::Generated;
+using namespace schedc::test;
 
 namespace {
 
 Problem izb_problem(int32_t pp, int32_t v, int32_t m, Problem base = {}) {
   base.stages_per_rank = v;
-  return family_problem("interleaved-zb", pp, m, {"stages_per_rank"}, base);
+  return family_problem("interleaved-zb", pp, m, {ir::Field::StagesPerRank}, base);
 }
 
 // PyTorch's ScheduleInterleavedZeroBubble order, written the way PyTorch steps through it: rounds
@@ -194,7 +191,7 @@ TEST_CASE("interleaved-zb on a grid of costs and comm: valid, never slower than 
             Problem base;
             base.backward = mode;
             base.stages_per_rank = v;
-            Problem p = family_problem("interleaved-zb", pp, m, {"backward", "stages_per_rank"}, base);
+            Problem p = family_problem("interleaved-zb", pp, m, {ir::Field::Backward, ir::Field::StagesPerRank}, base);
             const size_t S = static_cast<size_t>(p.num_stages());
             switch (c) {
               case 0: break;
@@ -272,12 +269,12 @@ TEST_CASE("interleaved-zb's constraints: looped placement, vpp >= 2, a split bac
 
   Problem base;
   base.backward = BackwardMode::Fused;
-  Generated fused = generate("interleaved-zb", family_problem("interleaved-zb", 4, 8, {"backward"}, base));
+  Generated fused = generate("interleaved-zb", family_problem("interleaved-zb", 4, 8, {ir::Field::Backward}, base));
   CHECK(mentions(fused, "a split backward"));
 
   Problem vshape;
   vshape.placement = PlacementKind::VShape;
-  Generated v = generate("interleaved-zb", family_problem("interleaved-zb", 4, 8, {"placement"}, vshape));
+  Generated v = generate("interleaved-zb", family_problem("interleaved-zb", 4, 8, {ir::Field::Placement}, vshape));
   CHECK(mentions(v, "placement `looped`, got `vshape`"));
 
   Generated param = generate("interleaved-zb", p, test::params("group_size", 4));

@@ -11,10 +11,7 @@
 
 using namespace schedc;
 using namespace schedc::ir;
-using schedc::test::family_problem;
-using schedc::test::figures;
-using schedc::test::generate;
-using schedc::test::Generated;
+using namespace schedc::test;
 
 namespace {
 
@@ -62,7 +59,7 @@ TEST_CASE("defaults fill the fields the user left open") {
     CHECK(family_problem("interleaved-1f1b", 4, 8).stages_per_rank == 2);
     Problem base;
     base.stages_per_rank = 3;
-    Problem p = family_problem("interleaved-1f1b", 4, 8, {"stages_per_rank"}, base);
+    Problem p = family_problem("interleaved-1f1b", 4, 8, {ir::Field::StagesPerRank}, base);
     CHECK(p.stages_per_rank == 3);
     CHECK(p.backward == BackwardMode::Fused);
   }
@@ -72,7 +69,7 @@ TEST_CASE("defaults fill the fields the user left open") {
     CHECK(p.backward == BackwardMode::Mixed);
     Problem base;
     base.backward = BackwardMode::Split;
-    CHECK(family_problem("dualpipe", 4, 8, {"backward"}, base).backward == BackwardMode::Split);
+    CHECK(family_problem("dualpipe", 4, 8, {ir::Field::Backward}, base).backward == BackwardMode::Split);
   }
   SUBCASE("every family's defaults give a valid problem") {
     for (const std::string& name : test::all_family_names()) {
@@ -105,7 +102,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   SUBCASE("zb-v with the user's vpp = 3") {
     Problem base;
     base.stages_per_rank = 3;
-    Problem p = family_problem("zb-v", 4, 8, {"stages_per_rank"}, base);
+    Problem p = family_problem("zb-v", 4, 8, {ir::Field::StagesPerRank}, base);
     CHECK(validate(p).empty());
     Generated g = generate("zb-v", p);
     CHECK(g.diags.has_error_of_kind(DiagKind::FamilyConstraint));
@@ -114,7 +111,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   SUBCASE("1f1b with the user's vshape placement") {
     Problem base;
     base.placement = PlacementKind::VShape;
-    Problem p = family_problem("1f1b", 4, 8, {"placement"}, base);
+    Problem p = family_problem("1f1b", 4, 8, {ir::Field::Placement}, base);
     CHECK(validate(p).empty());
     Generated g = generate("1f1b", p);
     CHECK(mentions(g, "placement `looped`, got `vshape`"));
@@ -124,7 +121,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
     base.backward = BackwardMode::Fused;
     for (const char* name : {"zb-h1", "zb-h2", "interleaved-zb", "zb-v", "v-half", "v-min", "dualpipe", "dualpipev"}) {
       CAPTURE(name);
-      Generated g = generate(name, family_problem(name, 4, 8, {"backward"}, base));
+      Generated g = generate(name, family_problem(name, 4, 8, {ir::Field::Backward}, base));
       CHECK(g.diags.has_error_of_kind(DiagKind::FamilyConstraint));
       CHECK(mentions(g, "a split backward"));
     }
@@ -132,19 +129,19 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   SUBCASE("interleaved-1f1b needs vpp >= 2") {
     Problem base;
     base.stages_per_rank = 1;
-    Generated g = generate("interleaved-1f1b", family_problem("interleaved-1f1b", 4, 8, {"stages_per_rank"}, base));
+    Generated g = generate("interleaved-1f1b", family_problem("interleaved-1f1b", 4, 8, {ir::Field::StagesPerRank}, base));
     CHECK(mentions(g, "vpp (stages per rank) >= 2, got `1`"));
   }
   SUBCASE("gpipe is single-direction") {
     Problem base;
     base.direction = Direction::Bidirectional;
-    Generated g = generate("gpipe", family_problem("gpipe", 4, 8, {"direction"}, base));
+    Generated g = generate("gpipe", family_problem("gpipe", 4, 8, {ir::Field::Direction}, base));
     CHECK(mentions(g, "direction `single`, got `bidirectional`"));
   }
   SUBCASE("every broken constraint is reported, not only the first") {
     Problem base;
     base.backward = BackwardMode::Fused;
-    Generated g = generate("dualpipe", family_problem("dualpipe", 3, 4, {"backward"}, base));
+    Generated g = generate("dualpipe", family_problem("dualpipe", 3, 4, {ir::Field::Backward}, base));
     CHECK(g.diags.error_count() == 3);  // backward, even pp, m >= 2 pp
   }
 }

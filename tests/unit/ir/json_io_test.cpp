@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "ir/json_io.h"
-#include "tests/unit/ir/test_util.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;

@@ -62,18 +62,24 @@ Outcome from_schedc(const OptionSpec& o, const std::string& text) {
   return {true, schedrt::option_text(c, o.id), {}};
 }
 
-// The executor's command line: ARGS after the program's name.
-Outcome run_executor(std::vector<std::string> args, OptionId id) {
+// The executor's command line of a two-rank program: ARGS after the program's name, read into
+// `opt` (from the program's defaults).
+schedrt::ParseResult parse_executor(std::vector<std::string> args, schedrt::RunOptions& opt) {
   args.insert(args.begin(), "executor");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  int32_t stage_to_rank[] = {0, 1};
+  static int32_t stage_to_rank[] = {0, 1};
   schedrt::ProgramInfo info;
   info.ranks = 2;
   info.stages = 2;
   info.stage_to_rank = stage_to_rank;
-  schedrt::RunOptions opt = schedrt::default_options(info);
-  auto r = schedrt::parse_command_line(static_cast<int>(argv.size()), argv.data(), info, opt);
+  opt = schedrt::default_options(info);
+  return schedrt::parse_command_line(static_cast<int>(argv.size()), argv.data(), info, opt);
+}
+
+Outcome run_executor(std::vector<std::string> args, OptionId id) {
+  schedrt::RunOptions opt;
+  auto r = parse_executor(std::move(args), opt);
   if (r.next != schedrt::ParseResult::Next::Run) return {false, {}, r.error};
   return {true, schedrt::option_text(opt, id), {}};
 }
@@ -257,18 +263,8 @@ TEST_CASE("schedc hands its flags to the executor as the table says, and the exe
   auto given = flags.given_all();
   std::vector<std::string> passed = schedrt::executor_arguments(cfg, given);
   CHECK(std::find(passed.begin(), passed.end(), "--code") == passed.end());  // code generation only
-  std::vector<char*> argv;
-  std::string name = "executor";
-  argv.push_back(name.data());
-  for (std::string& a : passed) argv.push_back(a.data());
-  int32_t stage_to_rank[] = {0, 1};
-  schedrt::ProgramInfo info;
-  info.ranks = 2;
-  info.stages = 2;
-  info.stage_to_rank = stage_to_rank;
-  schedrt::RunOptions opt = schedrt::default_options(info);
-  REQUIRE(schedrt::parse_command_line(static_cast<int>(argv.size()), argv.data(), info, opt).next ==
-          schedrt::ParseResult::Next::Run);
+  schedrt::RunOptions opt;
+  REQUIRE(parse_executor(passed, opt).next == schedrt::ParseResult::Next::Run);
   for (const OptionSpec& o : schedrt::kRuntimeOptions) {
     CAPTURE(o.key);
     if (o.to_executor == schedrt::ToExecutor::Never) continue;

@@ -12,6 +12,7 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "solver/synth/synthesize.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -87,10 +88,7 @@ double brute_force(const Problem& p) {
 }
 
 Problem base(int pp, int m, BackwardMode b) {
-  Problem p;
-  p.ranks = pp;
-  p.microbatches = m;
-  p.backward = b;
+  Problem p = test::problem(pp, m, b);
   return p;
 }
 

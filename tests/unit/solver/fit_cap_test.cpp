@@ -14,6 +14,7 @@
 #include "solver/synth/fit_cap.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -38,18 +39,10 @@ std::map<int, std::vector<Action>> by_microbatch(const std::vector<Action>& orde
 // Two directions, pp 16, m 64, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5: dualpipe
 // holds 17 microbatches' activations on a rank.
 Problem two_directions_pp16() {
-  Problem p;
-  p.ranks = 16;
-  p.microbatches = 64;
+  Problem p = test::problem(16, 64, BackwardMode::Split, 2, 2, 1);
   p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
   p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
+  test::set_memory(p, 1, -0.5, -0.5);
   return p;
 }
 

@@ -13,6 +13,7 @@
 #include "solver/synth/local_search.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -25,13 +26,7 @@ double objective_of(const Schedule& s) {
 
 // pp 4, 16 microbatches, split, F = B = 2, W = 1, comm 0.1, the given cap.
 Problem capped_problem(double cap) {
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 16;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
+  Problem p = test::problem(4, 16, BackwardMode::Split, 2, 2, 1);
   p.cost.comm = 0.1;
   p.memory.cap = PerStage::of(cap);
   return p;
@@ -80,10 +75,7 @@ TEST_CASE("local search: valid, within the cap, never worse than its start") {
 }
 
 TEST_CASE("local search: the same seed and budget give the same orders") {
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 12;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(4, 12, BackwardMode::Split);
   p.cost.comm = 0.25;
   p.memory.cap = PerStage::of(5);
   Diagnostics d;

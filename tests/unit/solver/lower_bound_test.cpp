@@ -13,6 +13,7 @@
 #include "solver/synth/explain.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -42,14 +43,8 @@ TEST_CASE("no valid schedule beats the lower bound") {
 TEST_CASE("the bound proves ZB-H1 optimal under a cap of pp (Zero Bubble appendix B)") {
   for (int pp : {4, 8, 16})
     for (int m : {2 * pp, 4 * pp}) {
-      Problem p;
-      p.ranks = pp;
-      p.microbatches = m;
-      p.backward = BackwardMode::Split;
+      Problem p = test::problem(pp, m, BackwardMode::Split, 2, 2, 1);
       p.memory.cap = PerStage::of(pp);
-      p.cost.F = PerStage::of(2);
-      p.cost.B = PerStage::of(2);
-      p.cost.W = PerStage::of(1);
       // ZB-H1: m (F + B + W) + (p - 1)(F + B - W).
       double zb_h1 = m * 5.0 + (pp - 1) * 3.0;
       CAPTURE(pp);
@@ -62,9 +57,7 @@ namespace {
 
 // A DualPipe-family problem as the CLI builds it, with F = B = W = 1 and the unit cost `fb`.
 Problem dualpipe_problem(const std::string& family, int pp, int m, double fb, BackwardMode backward, double comm) {
-  Problem p;
-  p.ranks = pp;
-  p.microbatches = m;
+  Problem p = test::problem(pp, m, BackwardMode::Split);
   solver::apply_family_defaults(*solver::find_family(family), {}, p);
   p.backward = backward;
   p.cost.F = p.cost.B = p.cost.W = PerStage::of(1);
@@ -153,14 +146,9 @@ TEST_CASE("memory throughput: pp 8, m 32, F = B = W = 1, memory F 1 B 0 W -1, ca
   // Rank 0 holds each microbatch's activation from its F's start until its W's start: at least
   // F + the round trip (7 (F + B) + 14 comm = 14.7) + B = 16.7 per microbatch, 32 x 16.7 in all,
   // at most 2 at a time: 267.2, and the last W runs 1 more after it starts.
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(8, 32, BackwardMode::Split);
   p.cost.comm = 0.05;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(0);
-  p.memory.W = PerStage::of(-1);
+  test::set_memory(p, 1, 0, -1);
   p.memory.cap = PerStage::of(2);
   for (Objective o : {Objective::Makespan, Objective::MaxSpan}) {
     p.objective = o;
@@ -224,10 +212,7 @@ namespace {
 // pp 8, m 32, split, F = B = 2, W = 1, comm 0.1; one microbatch's activations on a rank are 1
 // (a chunk 1 / vpp: B frees half, W the rest); vpp 2 is a V-shape. Capped at `cap`.
 Problem pp8_m32_split(int vpp, double cap) {
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(8, 32, BackwardMode::Split);
   p.stages_per_rank = vpp;
   if (vpp == 2) p.placement = PlacementKind::VShape;
   p.cost.F = PerStage::of(2);

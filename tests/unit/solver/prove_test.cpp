@@ -8,6 +8,7 @@
 #include "solver/families/families.h"
 #include "solver/synth/prove.h"
 #include "solver/synth/synthesize.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -19,13 +20,7 @@ namespace {
 // 3 ranks, 6 microbatches, F = B = 2, W = 1, comm 0.5, cap 4: the bound says 35, the optimum is
 // 36, and only the exact model shows it.
 Problem gap_problem() {
-  Problem p;
-  p.ranks = 3;
-  p.microbatches = 6;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
+  Problem p = test::problem(3, 6, BackwardMode::Split, 2, 2, 1);
   p.cost.comm = 0.5;
   p.memory.cap = PerStage::of(4);
   return p;
@@ -42,13 +37,7 @@ Schedule family(const char* name, const Problem& p) {
 }  // namespace
 
 TEST_CASE("ZB-H1 under a cap of pp holds by the bound") {
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 8;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
+  Problem p = test::problem(4, 8, BackwardMode::Split, 2, 2, 1);
   p.memory.cap = PerStage::of(4);
   solver::ProofCheck r = solver::prove_optimal(family("zb-h1", p), {});
   CHECK(r.verdict == ProofVerdict::Holds);

@@ -12,6 +12,7 @@
 #include "solver/synth/steady.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -59,11 +60,8 @@ TEST_CASE("repeating the steady block of a family reaches the family at more mic
     int vpp, period, m;
   };
   for (Case c : {Case{"1f1b", 1, 1, 8}, Case{"zb-h1", 1, 1, 8}, Case{"interleaved-1f1b", 2, 4, 16}}) {
-    Problem small;
-    small.ranks = 4;
-    small.microbatches = c.m;
+    Problem small = test::problem(4, c.m, std::string(c.family) == "zb-h1" ? BackwardMode::Split : BackwardMode::Fused);
     small.stages_per_rank = c.vpp;
-    small.backward = std::string(c.family) == "zb-h1" ? BackwardMode::Split : BackwardMode::Fused;
     small.cost.comm = 0.1;
     Problem big = small;
     big.microbatches = c.m + 16;

@@ -19,6 +19,7 @@
 #include "solver/synth/relax.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/builders.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -35,10 +36,7 @@ solver::SolveResult solve_deterministic(const Problem& p, double seconds) {
 }
 
 Problem grid_problem(int pp, int m, int vpp, bool unequal, double cap) {
-  Problem p;
-  p.ranks = pp;
-  p.microbatches = m;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(pp, m, BackwardMode::Split);
   p.stages_per_rank = vpp;
   if (vpp == 2) p.placement = PlacementKind::VShape;
   if (unequal) {
@@ -117,7 +115,7 @@ TEST_CASE("an impossible cap is explained: the rank, what it needs, the smallest
   CHECK(r.infeasible->rank == 0);
   CHECK(r.infeasible->needed == 2);
   CHECK(r.infeasible->smallest_cap == 2);
-  CHECK(r.infeasible->conflicting_fields == std::vector<std::string>{"memory.F", "memory.cap", "stages_per_rank"});
+  CHECK(r.infeasible->conflicting_fields == std::vector<ir::Field>{ir::Field::MemoryF, ir::Field::MemoryCap, ir::Field::StagesPerRank});
   CHECK_FALSE(r.schedule.has_value());
 }
 
@@ -143,13 +141,7 @@ TEST_CASE("windows (LNS) improve an incumbent when no whole-instance model fits"
 TEST_CASE("durations spanning 12 orders of magnitude: no false optimum (issue 10)") {
   // The exact grid is one tick (1e-6); the forwards last 1e12 ticks. A 32-bit cast once turned
   // them negative and Z3 "proved" 22999992.000015 optimal though 13999997.000011 is valid.
-  Problem p;
-  p.ranks = 3;
-  p.microbatches = 6;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(1000000);
-  p.cost.B = PerStage::of(0.000001);
-  p.cost.W = PerStage::of(999999);
+  Problem p = test::problem(3, 6, BackwardMode::Split, 1000000, 0.000001, 999999);
   p.memory.cap = PerStage::of(2);
   solver::SolveResult r = solve_deterministic(p, 2);
   REQUIRE(r.schedule.has_value());
@@ -173,18 +165,10 @@ TEST_CASE("an infinite time limit in deterministic mode still runs Z3 (issue 10)
 
 TEST_CASE("the Zero Bubble paper's 1.5B, m = 32 row in its own units, cap 2p M_B: below ZB-2p's rate") {
   // Costs in ms and memory in the paper's activation units (values above the old 1e6 limit).
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(8, 32, BackwardMode::Split, 18.513, 18.086, 9.331);
   p.objective = Objective::MaxSpan;
-  p.cost.F = PerStage::of(18.513);
-  p.cost.B = PerStage::of(18.086);
-  p.cost.W = PerStage::of(9.331);
   p.cost.comm = 0.626;
-  p.memory.F = PerStage::of(201216);
-  p.memory.B = PerStage::of(73728 - 201216);
-  p.memory.W = PerStage::of(-73728);
+  test::set_memory(p, 201216, 73728 - 201216, -73728);
   p.memory.cap = PerStage::of(2 * 8 * 201216);
   REQUIRE(validate(p).empty());
   solver::SolveResult r = solve_deterministic(p, 2);
@@ -200,13 +184,7 @@ TEST_CASE("costs that are not whole ticks: the exact model claims nothing (found
   // Each action is 1.6 ticks, rounded to 2; an overlapped F&B unit (no FB: the sum, rounded once)
   // lasts 3 and a mixed BW 3, so schedules the model cannot express finish earlier.
   for (BackwardMode mode : {BackwardMode::Split, BackwardMode::Mixed}) {
-    Problem p;
-    p.ranks = 2;
-    p.microbatches = 4;
-    p.backward = mode;
-    p.cost.F = PerStage::of(0.0000016);
-    p.cost.B = PerStage::of(0.0000016);
-    p.cost.W = PerStage::of(0.0000016);
+    Problem p = test::problem(2, 4, mode, 0.0000016, 0.0000016, 0.0000016);
     solver::SolveResult r = solve_deterministic(p, 1);
     REQUIRE(r.schedule.has_value());
     // Valid schedules with units reach 2.4e-5 (split) and 2.2e-5 (mixed).
@@ -235,20 +213,12 @@ TEST_CASE("the incumbent is monotone in the cap (the cap ladder)") {
       {6, 24, 1, PlacementKind::Looped, Direction::Bidirectional, {4, 6, 7, 8, 10}},
       {4, 16, 4, PlacementKind::Looped, Direction::Single, {3, 4, 5, 6, 8}}};
   for (const Case& c : cases) {
-    Problem p;
-    p.ranks = c.pp;
-    p.microbatches = c.m;
+    Problem p = test::problem(c.pp, c.m, BackwardMode::Split, 2, 2, 1);
     p.stages_per_rank = c.vpp;
     p.placement = c.placement;
     p.direction = c.direction;
-    p.backward = BackwardMode::Split;
-    p.cost.F = PerStage::of(2);
-    p.cost.B = PerStage::of(2);
-    p.cost.W = PerStage::of(1);
     p.cost.comm = 0.1;
-    p.memory.F = PerStage::of(1.0 / c.vpp);
-    p.memory.B = PerStage::of(-0.5 / c.vpp);
-    p.memory.W = PerStage::of(-0.5 / c.vpp);
+    test::set_memory(p, 1.0 / c.vpp, -0.5 / c.vpp, -0.5 / c.vpp);
     double previous = std::numeric_limits<double>::infinity();
     for (double cap : c.caps) {
       CAPTURE(c.pp);
@@ -275,15 +245,10 @@ TEST_CASE("two directions under a cap of pp or less: the admission variants neve
   // Every rank holds a stage of each direction; without global admission both directions fill the
   // ranks with first stages and wait on each other, and the sequential schedule was all that was
   // left (559.05 here at every cap).
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
+  Problem p = test::problem(8, 32, BackwardMode::Split);
   p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
   p.cost.comm = 0.05;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(0);
-  p.memory.W = PerStage::of(-1);
+  test::set_memory(p, 1, 0, -1);
   const double sequential = simulate(solver::sequential_schedule(p)).timeline->metrics.makespan;
   for (double cap : {2.0, 4.0, 6.0, 8.0}) {
     CAPTURE(cap);
@@ -310,17 +275,14 @@ TEST_CASE("two directions under a cap of pp or less: the admission variants neve
 TEST_CASE("a passed deadline ends a family's list scheduler and a greedy run without a diagnostic") {
   // The solver hands its time limit to the generators that can run long at scale (ListScheduler:
   // zb-h2 took 10 s at pp 1024 under a cap) and to every greedy run; past it they give up.
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 8;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(4, 8, BackwardMode::Split);
   Deadline passed;
   passed.at = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   Deadline later;  // never passes
   for (const char* family : {"zb-h2", "interleaved-zb", "v-min", "chimera"}) {
     CAPTURE(family);
     Problem q = p;
-    solver::apply_family_defaults(*solver::find_family(family), {"backward"}, q);
+    solver::apply_family_defaults(*solver::find_family(family), {ir::Field::Backward}, q);
     Diagnostics diags;
     CHECK(solver::generate_family(family, q, {}, SourceLoc{}, diags, &later));
     CHECK_MESSAGE(!diags.has_errors(), diags.str());
@@ -363,10 +325,7 @@ TEST_CASE("families are tried native ones first, but ties still go to the regist
   // Split backward: zb-h1 and the fused 1f1b (adapted to split) tie on makespan for some costs;
   // trying zb-h1's kind first must not change which one a deterministic solve reports.
   for (bool split : {true, false}) {
-    Problem p;
-    p.ranks = 4;
-    p.microbatches = 8;
-    p.backward = split ? BackwardMode::Split : BackwardMode::Fused;
+    Problem p = test::problem(4, 8, split ? BackwardMode::Split : BackwardMode::Fused);
     solver::SolveOptions o;
     o.deterministic = true;
     o.threads = 1;
@@ -393,14 +352,9 @@ TEST_CASE("under a binding cap the rounded-down relaxation proves more than the 
   // pp 4, m 16, split, F = B = W = 1, comm 0.05, memory F = 1, B = 0, W = -1, cap 2: ir::lower_bound's
   // memory terms give 67.4; the relaxation on a grid of 1 (comm rounded down to 0) finds no
   // schedule before 81, and the solver reports a bound above the closed form, below its schedule.
-  Problem p;
-  p.ranks = 4;
-  p.microbatches = 16;
-  p.backward = BackwardMode::Split;
+  Problem p = test::problem(4, 16, BackwardMode::Split);
   p.cost.comm = 0.05;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(0);
-  p.memory.W = PerStage::of(-1);
+  test::set_memory(p, 1, 0, -1);
   p.memory.cap = PerStage::of(2);
   REQUIRE(solver::relaxation_applies(p));
   const double closed_form = lower_bound(p).value;
@@ -462,15 +416,10 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
     compare(inst, variants);
   }
   // And every variant on the two-direction problem where admission matters (pp 8, m 32, caps 2-8).
-  Problem p;
-  p.ranks = 8;
-  p.microbatches = 32;
+  Problem p = test::problem(8, 32, BackwardMode::Split);
   p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
   p.cost.comm = 0.05;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(0);
-  p.memory.W = PerStage::of(-1);
+  test::set_memory(p, 1, 0, -1);
   for (double cap : {2.0, 4.0, 8.0}) {
     p.memory.cap = PerStage::of(cap);
     solver::Instance inst = solver::build_instance(p, {0, /*symmetry=*/false});
@@ -591,19 +540,11 @@ TEST_CASE("the safe-state variants never deadlock, and let the next microbatch c
   // reservations of the other variants keep one microbatch at a time (2160, as sequential); the
   // safe-state rule starts the next microbatch once the one before it has freed its far chunk,
   // and meets the lower bound (term 8): 1230.
-  Problem v;
-  v.ranks = 16;
-  v.microbatches = 16;
+  Problem v = test::problem(16, 16, BackwardMode::Split, 2, 2, 1);
   v.stages_per_rank = 2;
   v.placement = PlacementKind::VShape;
-  v.backward = BackwardMode::Split;
-  v.cost.F = PerStage::of(2);
-  v.cost.B = PerStage::of(2);
-  v.cost.W = PerStage::of(1);
   v.cost.comm = 0.1;
-  v.memory.F = PerStage::of(0.5);
-  v.memory.B = PerStage::of(-0.25);
-  v.memory.W = PerStage::of(-0.25);
+  test::set_memory(v, 0.5, -0.25, -0.25);
   v.memory.cap = PerStage::of(1);
   solver::Instance inst = solver::build_instance(v, {0, /*symmetry=*/false});
   double banker = std::numeric_limits<double>::infinity(), others = banker;

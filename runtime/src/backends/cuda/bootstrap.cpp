@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +15,9 @@
 
 namespace schedrt::cuda {
 namespace {
+
+// CudaMode's names, indexed by its value.
+constexpr std::array<std::string_view, 3> kModeNames = {"auto", "local", "nccl"};
 
 constexpr char kMagic[] = "schedc-nccl-id 1\n";
 
@@ -33,17 +38,7 @@ std::string bad(const char* var, const char* value, const std::string& expected)
 
 }  // namespace
 
-std::string to_string(CudaMode m) {
-  switch (m) {
-    case CudaMode::Auto:
-      return "auto";
-    case CudaMode::Local:
-      return "local";
-    case CudaMode::Nccl:
-      return "nccl";
-  }
-  return "auto";
-}
+std::string to_string(CudaMode m) { return std::string(kModeNames[static_cast<size_t>(m)]); }
 
 std::variant<Launch, std::string> read_launch(int32_t ranks, const EnvLookup& env) {
   Launch l;
@@ -81,15 +76,9 @@ std::variant<Launch, std::string> read_launch(int32_t ranks, const EnvLookup& en
     return l;
   }
   if (const char* mode = env("SCHEDC_CUDA_MODE"); mode && *mode) {
-    std::string_view m(mode);
-    if (m == "auto")
-      l.mode = CudaMode::Auto;
-    else if (m == "local")
-      l.mode = CudaMode::Local;
-    else if (m == "nccl")
-      l.mode = CudaMode::Nccl;
-    else
-      return bad("SCHEDC_CUDA_MODE", mode, "`auto`, `local` or `nccl`");
+    auto it = std::find(kModeNames.begin(), kModeNames.end(), std::string_view(mode));
+    if (it == kModeNames.end()) return bad("SCHEDC_CUDA_MODE", mode, "`auto`, `local` or `nccl`");
+    l.mode = static_cast<CudaMode>(it - kModeNames.begin());
   }
   if (const char* devs = env("SCHEDC_CUDA_DEVICES"); devs && *devs) {
     std::stringstream ss(devs);

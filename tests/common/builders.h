@@ -1,5 +1,6 @@
 #pragma once
-// Small builders shared by the ir tests.
+// Small builders shared by the unit tests: orders and schedules from action tokens, and the
+// uniform problems many tests start from.
 
 #include <initializer_list>
 #include <string>
@@ -23,6 +24,7 @@ inline std::vector<ir::Action> order(const std::string& text) {
   return out;
 }
 
+/// A schedule of `p` with one order of tokens per rank.
 inline ir::Schedule schedule(const ir::Problem& p, std::initializer_list<std::string> ranks) {
   ir::Schedule s;
   s.problem = p;
@@ -30,6 +32,7 @@ inline ir::Schedule schedule(const ir::Problem& p, std::initializer_list<std::st
   return s;
 }
 
+/// pp ranks, m microbatches, backward `b`, the same costs F, B, W on every stage (comm 0).
 inline ir::Problem problem(int pp, int m, ir::BackwardMode b, double F = 1, double B = 1, double W = 1) {
   ir::Problem p;
   p.ranks = pp;
@@ -39,6 +42,13 @@ inline ir::Problem problem(int pp, int m, ir::BackwardMode b, double F = 1, doub
   p.cost.B = ir::PerStage::of(B);
   p.cost.W = ir::PerStage::of(W);
   return p;
+}
+
+/// The same memory deltas F, B, W on every stage.
+inline void set_memory(ir::Problem& p, double F, double B, double W) {
+  p.memory.F = ir::PerStage::of(F);
+  p.memory.B = ir::PerStage::of(B);
+  p.memory.W = ir::PerStage::of(W);
 }
 
 }  // namespace schedc::test
