@@ -47,8 +47,8 @@ std::string action(Action a) {
 
 std::string transfer(const Message& m, RankId rank) {
   bool out = m.src == rank;
-  return std::string(out ? "send(" : "recv(") + action(m.producer) + ", " + std::to_string(out ? m.dst.value : m.src.value) +
-         ", " + std::to_string(m.seq) + ")";
+  return std::string(out ? "send(" : "recv(") + action(m.producer) + ", " +
+         std::to_string(out ? m.dst.value : m.src.value) + ", " + std::to_string(m.seq) + ")";
 }
 
 std::string header(const EmitOptions& o) {
@@ -94,8 +94,8 @@ std::string emit_rank(const Program& p, int32_t r, const EmitOptions& o, const s
   RankId rank(r);
   const RankProgram& rp = p.ranks[static_cast<size_t>(r)];
   std::string out = header(o);
-  out += "// rank " + std::to_string(r) + " of " + std::to_string(p.problem.ranks) + ": " + std::to_string(rp.ops.size()) +
-         " ops, " + std::to_string(rp.groups.size()) + " groups\n";
+  out += "// rank " + std::to_string(r) + " of " + std::to_string(p.problem.ranks) + ": " +
+         std::to_string(rp.ops.size()) + " ops, " + std::to_string(rp.groups.size()) + " groups\n";
   out += "#include \"schedrt/context.h\"\n\nnamespace schedc_generated {\n\n";
   // Ops with their own token lines (explicit schedules) get a #line each; otherwise the function
   // is attributed to the line that chose the schedule, and its body to this file.
@@ -157,8 +157,8 @@ std::string table_op(const Program& p, RankId rank, const Op& op, int32_t& trans
       break;
     case OpKind::WaitAll: code = "WaitAll"; break;
   }
-  return "{OpCode::" + code + ", " + a + ", " + b + ", " + std::to_string(op.group) + ", " + std::to_string(first) + ", " +
-         std::to_string(count) + "}";
+  return "{OpCode::" + code + ", " + a + ", " + b + ", " + std::to_string(op.group) + ", " + std::to_string(first) +
+         ", " + std::to_string(count) + "}";
 }
 
 // Whether to emit the compact form (RuntimeConfig::code).
@@ -235,9 +235,11 @@ std::string emit_compact_rank(const Program& p, int32_t r, const EmitOptions& o)
   const std::string R_ = std::to_string(r);
   std::string out = header(o);
   out += "// rank " + R_ + " of " + std::to_string(p.problem.ranks) + ": " + std::to_string(rp.ops.size()) + " ops, " +
-         std::to_string(rp.groups.size()) + " groups, as a compact op table (schedrt::decode_table) run by the\n"
+         std::to_string(rp.groups.size()) +
+         " groups, as a compact op table (schedrt::decode_table) run by the\n"
          "// interpreter: large programs compile in seconds this way (runtime key `code`)\n";
-  out += "#include \"schedrt/context.h\"\n#include \"schedrt/program.h\"\n\nnamespace schedc_generated {\nnamespace {\n\n";
+  out +=
+      "#include \"schedrt/context.h\"\n#include \"schedrt/program.h\"\n\nnamespace schedc_generated {\nnamespace {\n\n";
   std::vector<int32_t> data = compact_table(p, RankId(r));
   out += "constexpr int32_t kData[] = {";
   // The header, then one op (10 integers), one transfer (6) or one need (3) per line.
@@ -297,7 +299,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
     w.push_back(pb.cost.W.at(static_cast<size_t>(s)));
     if (pb.cost.FB) fb.push_back(pb.cost.FB->at(static_cast<size_t>(s)));
   }
-  out += array("double", "kCostF", f, reals) + array("double", "kCostB", b, reals) + array("double", "kCostW", w, reals);
+  out += array("double", "kCostF", f, reals) + array("double", "kCostB", b, reals) +
+         array("double", "kCostW", w, reals);
   out += array("double", "kCostFB", fb, reals);
   const RuntimeConfig& model = o.runtime;
   if (!model.layers_per_stage.empty()) {
@@ -333,7 +336,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
     for (const Op& op : rp.ops) {
       rows.push_back(table_op(p, rank, op, nt, nn));
       if (op.kind == OpKind::Post)
-        for (MessageId id : rp.groups[static_cast<size_t>(op.group)].transfers) trs.push_back(transfer(p.message(id), rank));
+        for (MessageId id : rp.groups[static_cast<size_t>(op.group)].transfers)
+          trs.push_back(transfer(p.message(id), rank));
       if (op.kind == OpKind::Wait)
         for (MessageId id : op.needs) nds.push_back(action(p.message(id).producer));
     }
@@ -388,7 +392,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
 
 std::string emit_cmake(const Program& p, const EmitOptions& o) {
   std::string out = "# " + header(o).substr(3);
-  out += "# Build: cmake -S . -B build -Dschedrt_DIR=<schedrt's build or install>/lib/cmake/schedrt && cmake --build build\n";
+  out +=
+      "# Build: cmake -S . -B build -Dschedrt_DIR=<schedrt's build or install>/lib/cmake/schedrt && cmake --build build\n";
   out += "cmake_minimum_required(VERSION 3.22)\nproject(schedc_executor LANGUAGES CXX)\n";
   out += "find_package(schedrt REQUIRED)\n";
   out += "add_executable(executor main.cpp";
@@ -404,7 +409,8 @@ std::vector<EmittedFile> emit_cpp(const Program& p, const EmitOptions& options) 
   std::vector<EmittedFile> files;
   for (int32_t r = 0; r < p.problem.ranks; ++r) {
     std::string name = "rank_" + std::to_string(r) + ".cpp";
-    files.push_back({name, compact_form(p, options) ? emit_compact_rank(p, r, options) : emit_rank(p, r, options, name)});
+    files.push_back(
+        {name, compact_form(p, options) ? emit_compact_rank(p, r, options) : emit_rank(p, r, options, name)});
   }
   files.push_back({"main.cpp", emit_main(p, options)});
   files.push_back({"CMakeLists.txt", emit_cmake(p, options)});

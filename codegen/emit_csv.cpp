@@ -110,7 +110,8 @@ std::string emit_torch_csv_comms(const ir::Program& prog) {
       if (reduce.empty()) continue;
       // After the sends posted with the compute that ended the stage's gradients, so that the
       // reduction does not hold back the pipeline.
-      bool posts_follow = k + 1 < ops.size() && ops[k + 1].kind == ir::OpKind::Post && ops[k + 1].position == op.position;
+      bool posts_follow = k + 1 < ops.size() && ops[k + 1].kind == ir::OpKind::Post &&
+                          ops[k + 1].position == op.position;
       if (posts_follow) continue;
       for (ir::StageId st : reduce) cell() += std::to_string(st.value) + "REDUCE_GRAD";
       reduce.clear();

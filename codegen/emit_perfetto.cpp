@@ -21,7 +21,9 @@ double us_per_unit(const ir::Problem& p) {
   return 1000;
 }
 
-double to_us(const ir::Schedule& s, const ir::Timeline& t, int64_t ticks) { return t.time(ticks) * us_per_unit(s.problem); }
+double to_us(const ir::Schedule& s, const ir::Timeline& t, int64_t ticks) {
+  return t.time(ticks) * us_per_unit(s.problem);
+}
 
 // Compute events: one per action, one per overlapped unit (kind "FB", named "(F7.s0 BW3.s7)").
 void add_compute(const ir::Schedule& s, const ir::Timeline& t, std::vector<schedrt::TraceEvent>& out) {

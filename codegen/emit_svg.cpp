@@ -16,12 +16,12 @@
 namespace schedc::codegen {
 namespace {
 
-constexpr double kLeft = 72;          // rank labels
-constexpr double kRight = 96;         // peak memory column
-constexpr double kTop = 44;           // title and column headers
+constexpr double kLeft = 72;   // rank labels
+constexpr double kRight = 96;  // peak memory column
+constexpr double kTop = 44;    // title and column headers
 constexpr double kRowHeight = 26;
 constexpr double kBoxHeight = 20;
-constexpr double kMinChart = 480;     // chart width bounds, in pixels
+constexpr double kMinChart = 480;  // chart width bounds, in pixels
 constexpr double kTargetChart = 960;
 constexpr double kMaxChart = 3600;
 constexpr double kLabelFont = 10;
@@ -62,7 +62,8 @@ class Tint {
  public:
   explicit Tint(const ir::Problem& p) : p_(p), chunk_(static_cast<size_t>(p.num_stages()), 0) {
     std::vector<int32_t> held(static_cast<size_t>(p.ranks), 0);
-    for (int32_t s = 0; s < p.num_stages(); ++s) chunk_[static_cast<size_t>(s)] = held[p.rank_of(0, ir::StageId(s)).index()]++;
+    for (int32_t s = 0; s < p.num_stages(); ++s)
+      chunk_[static_cast<size_t>(s)] = held[p.rank_of(0, ir::StageId(s)).index()]++;
   }
   bool lighter(ir::Action a) const {
     if (p_.direction == ir::Direction::Bidirectional) return p_.direction_of(a.mb) == 1;
@@ -132,10 +133,10 @@ std::pair<double, int> tick_step(double at_least) {
 // The legend's entries: the kinds this schedule uses, then the tint when some box has it.
 std::vector<std::pair<std::string, std::string>> legend_entries(const std::vector<Box>& boxes, const Tint& tint) {
   static constexpr std::array<std::pair<const char*, const char*>, 5> kKinds = {{{"F", "F forward"},
-                                                                                {"B", "B input-gradient backward"},
-                                                                                {"W", "W weight-gradient backward"},
-                                                                                {"BW", "BW fused backward"},
-                                                                                {"FB", "F|B overlapped unit"}}};
+                                                                                 {"B", "B input-gradient backward"},
+                                                                                 {"W", "W weight-gradient backward"},
+                                                                                 {"BW", "BW fused backward"},
+                                                                                 {"FB", "F|B overlapped unit"}}};
   auto kind_of = [](const Box& b) { return std::string_view(b.css).substr(0, b.css.find(' ')); };
   std::vector<std::pair<std::string, std::string>> out;
   // Not a structured binding: clang before 16 cannot capture one in the lambda.
@@ -164,8 +165,7 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   if (makespan > 0) {
     scale = kTargetChart / makespan;
     for (const Box& b : boxes)
-      if (b.end > b.start)
-        scale = std::max(scale, label_width(b.labels.front()) / t.time(b.end - b.start));
+      if (b.end > b.start) scale = std::max(scale, label_width(b.labels.front()) / t.time(b.end - b.start));
     scale = std::min(scale, kMaxChart / makespan);
   }
   // One label style for the whole chart: with the stage only when every box has room for it.
@@ -182,8 +182,8 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   for (const auto& entry : legend) legend_width += legend_entry_width(entry.second);
 
   const double chart = std::max(kMinChart, makespan * scale);
-  const double width = std::max({kLeft + chart + kRight, kMinLegendWidth, legend_width, text_width(metrics) + 16,
-                                 text_width(peaks) + 16});
+  const double width = std::max(
+      {kLeft + chart + kRight, kMinLegendWidth, legend_width, text_width(metrics) + 16, text_width(peaks) + 16});
   const double rows_bottom = kTop + kRowHeight * p.ranks;
   const double axis_y = rows_bottom + 6;
   const double legend_y = axis_y + 40;
@@ -219,8 +219,8 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
   // Rows (their grey shows the bubbles), grid lines at the ticks, then the boxes on top.
   for (int32_t r = 0; r < p.ranks; ++r) {
     double y = kTop + kRowHeight * r;
-    out += "<rect class=\"row\" x=\"" + num(kLeft) + "\" y=\"" + num(y) + "\" width=\"" + num(chart) +
-           "\" height=\"" + num(kRowHeight - 2) + "\"/>\n";
+    out += "<rect class=\"row\" x=\"" + num(kLeft) + "\" y=\"" + num(y) + "\" width=\"" + num(chart) + "\" height=\"" +
+           num(kRowHeight - 2) + "\"/>\n";
     out += "<text class=\"name\" x=\"8\" y=\"" + num(y + kRowHeight / 2 + 3) + "\">rank " + std::to_string(r) +
            "</text>\n";
     std::string peak = static_cast<size_t>(r) < m.peak_memory.size() ? format_number(m.peak_memory[r]) : "-";

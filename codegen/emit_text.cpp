@@ -20,7 +20,7 @@ constexpr size_t kMaxCellWidth = 16;
 
 // One drawn step of a rank: an action, or an overlapped unit of two.
 struct Unit {
-  int64_t start = 0, end = 0;  // ticks
+  int64_t start = 0, end = 0;   // ticks
   int64_t first = 0, last = 0;  // cells [first, last)
   std::string label;
   size_t label_band = 0;  // the band whose piece of the unit shows the label
@@ -40,9 +40,7 @@ std::string pad_right(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-bool shows_stage(const ir::Problem& p) {
-  return p.stages_per_rank > 1 || p.direction == ir::Direction::Bidirectional;
-}
+bool shows_stage(const ir::Problem& p) { return p.stages_per_rank > 1 || p.direction == ir::Direction::Bidirectional; }
 
 std::string label_of(const ir::Problem& p, ir::Action a) {
   if (shows_stage(p)) return ir::format_action(a);
@@ -83,7 +81,7 @@ struct Grid {
   int64_t quantum = 1;  // ticks per cell
   int64_t cells = 0;
   bool exact = true;
-  int64_t exact_quantum = 1;  // when not exact: the gcd that would have needed too many cells
+  int64_t exact_quantum = 1;     // when not exact: the gcd that would have needed too many cells
   size_t width = kMinCellWidth;  // characters per cell
   size_t hidden = 0;             // zero-duration units, which take no cell
 };
@@ -210,11 +208,10 @@ std::string metrics(const ir::Timeline& t) {
   return out;
 }
 
-
 // Where the grid is cut into bands of at most `per_band` cells: where no action crosses when
 // such a cell exists in the band's second half.
 std::vector<std::pair<int64_t, int64_t>> bands(const std::vector<std::vector<Unit>>& units, const Grid& g,
-                                                int64_t per_band) {
+                                               int64_t per_band) {
   std::vector<char> crossed(static_cast<size_t>(g.cells) + 1, 0);
   for (const auto& rank : units)
     for (const Unit& u : rank)

@@ -294,7 +294,7 @@ class Lowering {
   std::vector<int32_t> producer_unit_, consumer_unit_;         // [message]
   std::vector<MessageId> order_;
   std::vector<int32_t> send_group_, recv_group_;  // [message] -> rank-local group, -1 before posting
-  std::vector<char> produced_;                     // [message]: its producer has been emitted
+  std::vector<char> produced_;                    // [message]: its producer has been emitted
 };
 
 }  // namespace

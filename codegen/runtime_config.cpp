@@ -29,7 +29,8 @@ std::vector<std::string> reference_stages() {
 }
 
 bool is_builtin_stage(const std::string& stage) {
-  return schedrt::find_stage(stage, schedrt::StageMemory::Host) || schedrt::find_stage(stage, schedrt::StageMemory::Device);
+  return schedrt::find_stage(stage, schedrt::StageMemory::Host) ||
+         schedrt::find_stage(stage, schedrt::StageMemory::Device);
 }
 
 namespace {
@@ -88,8 +89,8 @@ class Reader {
     std::string own;
     for (const std::string& n : schedrt::stage_names()) own += (own.empty() ? "`" : ", `") + n + "`";
     return fail(p.is_string() ? DiagKind::BadValue : DiagKind::WrongType, p,
-                backtick(p.key) + " needs a stage name (" + own + ", or one of your own: letters, digits and `_`), got " +
-                    describe(p));
+                backtick(p.key) + " needs a stage name (" + own +
+                    ", or one of your own: letters, digits and `_`), got " + describe(p));
   }
 
   std::optional<schedrt::OptionValue> path(const ir::Param& p) {
@@ -100,12 +101,14 @@ class Reader {
   std::optional<schedrt::OptionValue> number(const schedrt::OptionSpec& o, const ir::Param& p) {
     const bool integer = o.kind == schedrt::OptionKind::Integer;
     if (!p.is_number() || (integer && p.number() != std::floor(p.number())))
-      return fail(DiagKind::WrongType, p, backtick(p.key) + " needs " + (integer ? "an integer" : "a number") + ", got " + describe(p));
+      return fail(DiagKind::WrongType, p,
+                  backtick(p.key) + " needs " + (integer ? "an integer" : "a number") + ", got " + describe(p));
     const double v = p.number();
     if (schedrt::in_range(o, v, schedrt::Surface::Spec)) return schedrt::OptionValue{v, {}};
     std::string range = schedrt::range_text(o, schedrt::Surface::Spec);
     return fail(DiagKind::OutOfRange, p,
-                backtick(p.key) + " must be " + (o.spec_lo_open ? range : "in " + range) + ", got " + backtick(format_number(v)));
+                backtick(p.key) + " must be " + (o.spec_lo_open ? range : "in " + range) + ", got " +
+                    backtick(format_number(v)));
   }
 
   std::nullopt_t fail(DiagKind kind, const ir::Param& p, const std::string& message) {

@@ -40,8 +40,8 @@ class ProgramVerifier {
   }
 
   std::string op_text(size_t r, size_t i) const {
-    return "op " + std::to_string(i) + " (`" +
-           format_op(p_, RankId(static_cast<int32_t>(r)), p_.ranks[r].ops[i]) + "`)";
+    return "op " + std::to_string(i) + " (`" + format_op(p_, RankId(static_cast<int32_t>(r)), p_.ranks[r].ops[i]) +
+           "`)";
   }
 
   bool check_shape() {
@@ -53,7 +53,8 @@ class ProgramVerifier {
         const Op& op = p_.ranks[r].ops[i];
         bool needs_group = op.kind == OpKind::Post || op.kind == OpKind::Wait;
         if (needs_group && (op.group < 0 || static_cast<size_t>(op.group) >= p_.ranks[r].groups.size()))
-          bug(static_cast<int32_t>(r), static_cast<int32_t>(i), "op " + std::to_string(i) + " names a group that does not exist");
+          bug(static_cast<int32_t>(r), static_cast<int32_t>(i),
+              "op " + std::to_string(i) + " names a group that does not exist");
       }
     for (const Message& m : p_.messages)
       if (!m.src.valid() || !m.dst.valid() || m.src.index() >= R() || m.dst.index() >= R() ||
@@ -62,7 +63,8 @@ class ProgramVerifier {
     for (size_t r = 0; r < p_.ranks.size(); ++r)
       for (const Group& g : p_.ranks[r].groups)
         for (MessageId id : g.transfers)
-          if (!id.valid() || id.index() >= p_.messages.size()) bug(static_cast<int32_t>(r), -1, "a group names a message that does not exist");
+          if (!id.valid() || id.index() >= p_.messages.size())
+            bug(static_cast<int32_t>(r), -1, "a group names a message that does not exist");
     return issues_.empty();
   }
 
@@ -90,8 +92,8 @@ class ProgramVerifier {
       }
       if (pos != order.size())
         bug(static_cast<int32_t>(r), -1,
-            "rank " + std::to_string(r) + " computes " + std::to_string(pos) + " of its " + std::to_string(order.size()) +
-                " actions");
+            "rank " + std::to_string(r) + " computes " + std::to_string(pos) + " of its " +
+                std::to_string(order.size()) + " actions");
     }
   }
 
@@ -112,13 +114,17 @@ class ProgramVerifier {
           RankId src = rank_of(pb_, d), dst = rank_of(pb_, c);
           auto it = by_edge.find({action_id(pb_, d).value, action_id(pb_, c).value});
           if (src == dst) {
-            if (it != by_edge.end()) bug(-1, -1, tok(d) + " and " + tok(c) + " share rank " + std::to_string(src.value) + " but a message connects them");
+            if (it != by_edge.end())
+              bug(-1, -1,
+                  tok(d) + " and " + tok(c) + " share rank " + std::to_string(src.value) +
+                      " but a message connects them");
             continue;
           }
           ++expected;
           if (it == by_edge.end()) {
-            bug(-1, -1, "no message carries " + tok(d) + " from rank " + std::to_string(src.value) + " to " + tok(c) +
-                            " on rank " + std::to_string(dst.value));
+            bug(-1, -1,
+                "no message carries " + tok(d) + " from rank " + std::to_string(src.value) + " to " + tok(c) +
+                    " on rank " + std::to_string(dst.value));
             continue;
           }
           const Message& m = p_.messages[static_cast<size_t>(it->second)];
@@ -127,8 +133,9 @@ class ProgramVerifier {
             bug(-1, -1, "the message carrying " + tok(d) + " to " + tok(c) + " has the wrong ranks or kind");
         }
     if (expected != p_.messages.size())
-      bug(-1, -1, "the program has " + std::to_string(p_.messages.size()) + " messages, the schedule needs " +
-                      std::to_string(expected));
+      bug(-1, -1,
+          "the program has " + std::to_string(p_.messages.size()) + " messages, the schedule needs " +
+              std::to_string(expected));
   }
 
   // Every message is posted once by its sender and once by its receiver; groups posted once.
@@ -143,28 +150,39 @@ class ProgramVerifier {
         const Op& op = rp.ops[i];
         if (op.kind != OpKind::Post) continue;
         int32_t& at = post_op_[r][static_cast<size_t>(op.group)];
-        if (at >= 0) bug(static_cast<int32_t>(r), static_cast<int32_t>(i), "rank " + std::to_string(r) + " posts g" + std::to_string(op.group) + " twice");
+        if (at >= 0)
+          bug(static_cast<int32_t>(r), static_cast<int32_t>(i),
+              "rank " + std::to_string(r) + " posts g" + std::to_string(op.group) + " twice");
         at = static_cast<int32_t>(i);
       }
       for (size_t g = 0; g < rp.groups.size(); ++g) {
-        if (post_op_[r][g] < 0) bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + " never posts g" + std::to_string(g));
+        if (post_op_[r][g] < 0)
+          bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + " never posts g" + std::to_string(g));
         for (MessageId id : rp.groups[g].transfers) {
           const Message& m = p_.message(id);
           bool send = m.src.index() == r, recv = m.dst.index() == r;
           if (!send && !recv) {
-            bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + "'s g" + std::to_string(g) + " holds a message between two other ranks");
+            bug(static_cast<int32_t>(r), -1,
+                "rank " + std::to_string(r) + "'s g" + std::to_string(g) + " holds a message between two other ranks");
             continue;
           }
           int32_t& slot = send ? send_group_[id.index()] : recv_group_[id.index()];
-          if (slot >= 0) bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + " posts " + backtick(format_transfer(m, RankId(static_cast<int32_t>(r)))) + " twice");
+          if (slot >= 0)
+            bug(static_cast<int32_t>(r), -1,
+                "rank " + std::to_string(r) + " posts " +
+                    backtick(format_transfer(m, RankId(static_cast<int32_t>(r)))) + " twice");
           slot = static_cast<int32_t>(g);
         }
       }
     }
     for (size_t i = 0; i < p_.messages.size(); ++i) {
       const Message& m = p_.messages[i];
-      if (send_group_[i] < 0) bug(m.src.value, -1, "rank " + std::to_string(m.src.value) + " never posts " + backtick(format_transfer(m, m.src)));
-      if (recv_group_[i] < 0) bug(m.dst.value, -1, "rank " + std::to_string(m.dst.value) + " never posts " + backtick(format_transfer(m, m.dst)));
+      if (send_group_[i] < 0)
+        bug(m.src.value, -1,
+            "rank " + std::to_string(m.src.value) + " never posts " + backtick(format_transfer(m, m.src)));
+      if (recv_group_[i] < 0)
+        bug(m.dst.value, -1,
+            "rank " + std::to_string(m.dst.value) + " never posts " + backtick(format_transfer(m, m.dst)));
     }
   }
 
@@ -175,8 +193,9 @@ class ProgramVerifier {
       int32_t producer = compute_op_[action_id(pb_, m.producer).index()];
       int32_t post = post_op_[m.src.index()][static_cast<size_t>(send_group_[i])];
       if (post < producer)
-        bug(m.src.value, post, "rank " + std::to_string(m.src.value) + " posts " + backtick(format_transfer(m, m.src)) + " at op " +
-                                   std::to_string(post) + ", before its producer at op " + std::to_string(producer));
+        bug(m.src.value, post,
+            "rank " + std::to_string(m.src.value) + " posts " + backtick(format_transfer(m, m.src)) + " at op " +
+                std::to_string(post) + ", before its producer at op " + std::to_string(producer));
       size_t d = m.dst.index();
       int32_t consumer = compute_op_[action_id(pb_, m.consumer).index()];
       int32_t recv_post = post_op_[d][static_cast<size_t>(recv_group_[i])];
@@ -187,22 +206,26 @@ class ProgramVerifier {
                  std::find(op.needs.begin(), op.needs.end(), MessageId(static_cast<int32_t>(i))) != op.needs.end();
       }
       if (!waited)
-        bug(m.dst.value, consumer, "rank " + std::to_string(d) + " runs " + tok(m.consumer) + " at op " + std::to_string(consumer) +
-                                       " without waiting for " + backtick(format_transfer(m, m.dst)) + " after posting it");
+        bug(m.dst.value, consumer,
+            "rank " + std::to_string(d) + " runs " + tok(m.consumer) + " at op " + std::to_string(consumer) +
+                " without waiting for " + backtick(format_transfer(m, m.dst)) + " after posting it");
     }
     for (size_t r = 0; r < R(); ++r) {
       const auto& ops = p_.ranks[r].ops;
       for (size_t i = 0; i < ops.size(); ++i) {
         const Op& op = ops[i];
         if (op.kind == OpKind::WaitAll && i + 1 != ops.size())
-          bug(static_cast<int32_t>(r), static_cast<int32_t>(i), "rank " + std::to_string(r) + "'s `wait all` is not its last op");
+          bug(static_cast<int32_t>(r), static_cast<int32_t>(i),
+              "rank " + std::to_string(r) + "'s `wait all` is not its last op");
         if (op.kind != OpKind::Wait) continue;
         if (post_op_[r][static_cast<size_t>(op.group)] > static_cast<int32_t>(i))
-          bug(static_cast<int32_t>(r), static_cast<int32_t>(i), "rank " + std::to_string(r) + " waits for g" + std::to_string(op.group) + " before posting it");
+          bug(static_cast<int32_t>(r), static_cast<int32_t>(i),
+              "rank " + std::to_string(r) + " waits for g" + std::to_string(op.group) + " before posting it");
         const auto& tr = p_.ranks[r].groups[static_cast<size_t>(op.group)].transfers;
         for (MessageId id : op.needs)
           if (std::find(tr.begin(), tr.end(), id) == tr.end())
-            bug(static_cast<int32_t>(r), static_cast<int32_t>(i), "rank " + std::to_string(r) + " " + op_text(r, i) + " needs a message its group does not hold");
+            bug(static_cast<int32_t>(r), static_cast<int32_t>(i),
+                "rank " + std::to_string(r) + " " + op_text(r, i) + " needs a message its group does not hold");
       }
       if (ops.empty() || ops.back().kind != OpKind::WaitAll)
         bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + " does not end with `wait all`");
@@ -226,12 +249,16 @@ class ProgramVerifier {
       for (size_t k = 0; k < sends[ch].size(); ++k) {
         const Message& m = p_.messages[static_cast<size_t>(sends[ch][k])];
         if (m.seq != static_cast<int32_t>(k))
-          bug(static_cast<int32_t>(src), -1, backtick(format_transfer(m, m.src)) + " is the channel's message " + std::to_string(k) + " but carries #" + std::to_string(m.seq));
+          bug(static_cast<int32_t>(src), -1,
+              backtick(format_transfer(m, m.src)) + " is the channel's message " + std::to_string(k) +
+                  " but carries #" + std::to_string(m.seq));
         if (k >= recvs[ch].size() || recvs[ch][k] != sends[ch][k]) {
-          std::string got = k < recvs[ch].size() ? tok(p_.messages[static_cast<size_t>(recvs[ch][k])].producer) : "nothing";
+          std::string got = k < recvs[ch].size() ? tok(p_.messages[static_cast<size_t>(recvs[ch][k])].producer)
+                                                 : "nothing";
           bug(static_cast<int32_t>(dst), -1,
-              "channel " + std::to_string(src) + "->" + std::to_string(dst) + ": send #" + std::to_string(k) + " carries " +
-                  tok(m.producer) + " but receive #" + std::to_string(k) + " expects " + got + " (first in, first out)");
+              "channel " + std::to_string(src) + "->" + std::to_string(dst) + ": send #" + std::to_string(k) +
+                  " carries " + tok(m.producer) + " but receive #" + std::to_string(k) + " expects " + got +
+                  " (first in, first out)");
           break;
         }
       }
@@ -314,13 +341,15 @@ class ProgramVerifier {
       bool peer_posted = std::find(queue[peer].begin(), queue[peer].end(), peer_group) != queue[peer].end();
       if (!chain.empty()) chain += "; ";
       chain += "rank " + std::to_string(r) + " is stuck at " + op_text(r, pc[r]) + " until " +
-               backtick(format_transfer(m, RankId(static_cast<int32_t>(r)))) + " completes, and rank " + std::to_string(peer) +
+               backtick(format_transfer(m, RankId(static_cast<int32_t>(r)))) + " completes, and rank " +
+               std::to_string(peer) +
                (peer_posted ? " posted its side in g" + std::to_string(peer_group) + " behind unfinished g" +
                                   std::to_string(queue[peer][head[peer]])
                             : " has not posted its side");
       r = peer;
     }
-    if (std::find(seen.begin(), seen.end(), r) != seen.end()) chain += " (a cycle back to rank " + std::to_string(r) + ")";
+    if (std::find(seen.begin(), seen.end(), r) != seen.end())
+      chain += " (a cycle back to rank " + std::to_string(r) + ")";
     bug(static_cast<int32_t>(seen.front()), static_cast<int32_t>(pc[seen.front()]),
         "the lowered program deadlocks when a send completes only once its receive is posted: " + chain);
   }
@@ -354,8 +383,9 @@ class ProgramVerifier {
       }
       double value = static_cast<double>(peak) / static_cast<double>(scale);
       if (to_fixed(rp.peak_memory, scale) != peak)
-        bug(static_cast<int32_t>(r), -1, "rank " + std::to_string(r) + "'s recorded peak memory " + format_number(rp.peak_memory) +
-                                             " differs from the recomputed " + format_number(value));
+        bug(static_cast<int32_t>(r), -1,
+            "rank " + std::to_string(r) + "'s recorded peak memory " + format_number(rp.peak_memory) +
+                " differs from the recomputed " + format_number(value));
       auto cap = pb_.cap_of(RankId(static_cast<int32_t>(r)));
       if (!cap || peak <= to_fixed(*cap, scale)) continue;
       issues_.push_back({DiagKind::MemoryCap, false, static_cast<int32_t>(r), peak_op,
@@ -378,8 +408,6 @@ class ProgramVerifier {
 
 }  // namespace
 
-std::vector<ProgramIssue> verify_program(const Schedule& s, const Program& p) {
-  return ProgramVerifier(s, p).run();
-}
+std::vector<ProgramIssue> verify_program(const Schedule& s, const Program& p) { return ProgramVerifier(s, p).run(); }
 
 }  // namespace schedc::codegen

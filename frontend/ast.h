@@ -26,10 +26,10 @@ struct Value {
   enum class Kind { Number, Word, String, List, Invalid };
   Kind kind = Kind::Invalid;
   SourceLoc loc;
-  std::string_view text;  // spelling (Number, Word, String with its quotes)
-  double number = 0;      // Number, in its unit
-  std::string_view unit;  // Number: its unit as written (`ms` of `12.5ms`), empty when plain
-  std::string string;     // String, decoded
+  std::string_view text;     // spelling (Number, Word, String with its quotes)
+  double number = 0;         // Number, in its unit
+  std::string_view unit;     // Number: its unit as written (`ms` of `12.5ms`), empty when plain
+  std::string string;        // String, decoded
   std::vector<Value> items;  // List
 
   bool is(Kind k) const { return kind == k; }
@@ -71,9 +71,9 @@ struct ExplicitBlock {
 /// any other value (which sema rejects).
 struct ScheduleValue {
   Value head;
-  std::optional<Word> family;            // `family NAME`
-  std::optional<Block> options;          // family parameters / solve options
-  std::optional<ExplicitBlock> orders;   // `explicit`
+  std::optional<Word> family;           // `family NAME`
+  std::optional<Block> options;         // family parameters / solve options
+  std::optional<ExplicitBlock> orders;  // `explicit`
 };
 
 /// One clause of `expect { ... }`: `SUBJECT[INDEX] OP VALUE`, `same_as NAME`, or a bare `SUBJECT`.

@@ -162,10 +162,11 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const ir::FieldLo
     double f = m.F.at(s), b = m.B.at(s), w = m.W.at(s), sum = f + b + w;
     double scale = std::max({std::abs(f), std::abs(b), std::abs(w)});
     if (std::abs(sum) <= 1e-9 * scale) continue;
-    std::string where = m.F.is_uniform() && m.B.is_uniform() && m.W.is_uniform() ? "" : " on stage " + std::to_string(s);
+    std::string where = m.F.is_uniform() && m.B.is_uniform() && m.W.is_uniform() ? ""
+                                                                                 : " on stage " + std::to_string(s);
     errors.push_back({has_w ? Field::MemoryW : Field::MemoryB, DiagKind::BadValue,
-                      "the memory deltas do not balance" + where + ": F + B + W = " + format_number(f) + signed_term(b) +
-                          signed_term(w) + " = " + format_number(sum) +
+                      "the memory deltas do not balance" + where + ": F + B + W = " + format_number(f) +
+                          signed_term(b) + signed_term(w) + " = " + format_number(sum) +
                           ", expected 0 (a microbatch's backward frees what its forward added); write `balanced = "
                           "false` in `memory` if that is what you mean"});
     break;

@@ -29,8 +29,8 @@ class SourceMap {
  public:
   /// No input file (the flags stand for it): every answer is "nowhere".
   SourceMap() = default;
-  SourceMap(const SourceManager& sources, int32_t file, InputFormat format,
-            std::vector<std::vector<SourceLoc>> actions, SourceLoc schedule);
+  SourceMap(const SourceManager& sources, int32_t file, InputFormat format, std::vector<std::vector<SourceLoc>> actions,
+            SourceLoc schedule);
 
   /// The file as a whole (`file: error: ...`), or nowhere without one.
   SourceLoc file() const { return SourceLoc{file_, 0, 0}; }

@@ -145,8 +145,7 @@ class Lexer {
     std::string_view s = text_.substr(start, pos_ - start);
     if (has_number_shape(s)) {
       if (parse_number(s)) return out_.push(TokenKind::Number, start, s.size());
-      report_.error(DiagKind::OutOfRange, loc(start),
-                    "number " + quote(s) + " is too large, expected a finite number");
+      report_.error(DiagKind::OutOfRange, loc(start), "number " + quote(s) + " is too large, expected a finite number");
       return out_.push(TokenKind::Error, start, s.size());
     }
     if (size_t at = unit_suffix_start(s); at != std::string_view::npos && has_number_shape(s.substr(0, at))) {

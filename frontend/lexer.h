@@ -13,20 +13,26 @@
 namespace schedc::frontend {
 
 enum class TokenKind : uint8_t {
-  Word,       // name, keyword or action token: [A-Za-z0-9_][A-Za-z0-9_.-]* that is not a number
-  Number,     // decimal number with optional sign, fraction and exponent
-  String,     // "..." on one line; the text includes the quotes
-  Newline,    // a line end or `;` (both end an entry)
-  Equal,      // =
-  EqualEqual, // ==
-  Less,       // <
-  LessEqual,  // <=
-  Greater,    // >
+  Word,          // name, keyword or action token: [A-Za-z0-9_][A-Za-z0-9_.-]* that is not a number
+  Number,        // decimal number with optional sign, fraction and exponent
+  String,        // "..." on one line; the text includes the quotes
+  Newline,       // a line end or `;` (both end an entry)
+  Equal,         // =
+  EqualEqual,    // ==
+  Less,          // <
+  LessEqual,     // <=
+  Greater,       // >
   GreaterEqual,  // >=
-  LBrace, RBrace, LBracket, RBracket, LParen, RParen,
-  Colon, Comma,
-  Error,      // text that is no token; already reported by the lexer
-  End,        // end of file (always the last token)
+  LBrace,
+  RBrace,
+  LBracket,
+  RBracket,
+  LParen,
+  RParen,
+  Colon,
+  Comma,
+  Error,  // text that is no token; already reported by the lexer
+  End,    // end of file (always the last token)
 };
 
 struct Token {

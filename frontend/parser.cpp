@@ -267,8 +267,8 @@ class Parser {
       return true;
     }
     if (at(TokenKind::Word) && kind_at(1) == TokenKind::LBrace) {
-      error_at(open, "the block of " + quote(owner) + " is not closed before " + quote(t_.text(pos_)) +
-                         " `{`, expected `}`");
+      error_at(open,
+               "the block of " + quote(owner) + " is not closed before " + quote(t_.text(pos_)) + " `{`, expected `}`");
       return true;
     }
     return false;

@@ -1,8 +1,8 @@
 #include "frontend/sema.h"
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <map>
 #include <set>
 
@@ -19,9 +19,9 @@ using ast::Value;
 using sema::Context;
 
 constexpr std::array<std::string_view, 17> kTopKeys = {
-    "ranks",  "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-    "backward", "objective",     "cost",         "memory",    "model",     "layer",
-    "embedding", "head",         "schedule",     "expect",    "runtime"};
+    "ranks",  "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank", "backward", "objective",
+    "cost",   "memory",          "model",        "layer",     "embedding", "head",          "schedule", "expect",
+    "runtime"};
 
 // Spellings from other tools (Megatron, DeepSpeed, torch.distributed.pipelining) and papers, and
 // keys that belong inside a block.
@@ -89,8 +89,7 @@ class Checker {
         std::string hint = did_you_mean_suffix(key, kTopKeys, kTopAliases);
         suggested_.insert(std::string(did_you_mean(key, kTopKeys, kTopAliases)));
         cx_.report.error(DiagKind::UnknownKey, s.key.loc,
-                         "unknown key " + quote(key) +
-                             (hint.empty() ? ", expected one of " + one_of(kTopKeys) : hint));
+                         "unknown key " + quote(key) + (hint.empty() ? ", expected one of " + one_of(kTopKeys) : hint));
         continue;
       }
       auto [it, fresh] = stmts_.emplace(key, &s);
@@ -269,8 +268,7 @@ class Checker {
       else if (e->key.text == "FB") per_stage(*e, field, "stage", p_.cost.FB, kTime);
       else if (!e->value.is(Value::Kind::Number)) {
         cx_.report.error(DiagKind::WrongType, e->value.loc,
-                         "`cost.comm` needs a number (one latency for every link), got " +
-                             sema::describe(e->value));
+                         "`cost.comm` needs a number (one latency for every link), got " + sema::describe(e->value));
         fail();
       } else if (auto x = sema::to_quantity(cx_, e->value, field, kTime)) {
         p_.cost.comm = *x;
@@ -324,7 +322,8 @@ class Checker {
     out.given = true;
     out.loc = s->key.loc;
     bool ok = true;
-    for (const ast::Entry* e : block_entries(key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
+    for (const ast::Entry* e :
+         block_entries(key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
       const Value& v = e->value;
       std::string field = std::string(key) + "." + std::string(e->key.text);
       if (!v.is(Value::Kind::Number)) {
@@ -419,8 +418,12 @@ class Checker {
     }
     for (const char* k : {"F", "B", "W"})
       if (!layer.values.count(k)) {
-        cx_.report.error(DiagKind::MissingKey, layer.loc, std::string("`layer` needs `") + k + "`, the layer's " +
-                                                              (k[0] == 'F' ? "forward" : k[0] == 'B' ? "input-gradient backward" : "weight-gradient backward") + " time");
+        cx_.report.error(DiagKind::MissingKey, layer.loc,
+                         std::string("`layer` needs `") + k + "`, the layer's " +
+                             (k[0] == 'F'   ? "forward"
+                              : k[0] == 'B' ? "input-gradient backward"
+                                            : "weight-gradient backward") +
+                             " time");
         return fail();
       }
     // What the model derives may not be written again.
@@ -428,7 +431,8 @@ class Checker {
     for (Field f : {Field::CostF, Field::CostB, Field::CostW, Field::MemoryF, Field::MemoryStatic})
       if (cx_.spec.is_given(f)) {
         cx_.report.error(DiagKind::BadValue, cx_.spec.loc_of(f),
-                         quote(ir::to_string(f)) + " is derived from `model` (its layers and partition): give one or the other");
+                         quote(ir::to_string(f)) +
+                             " is derived from `model` (its layers and partition): give one or the other");
         return fail();
       }
     const Unit* time_unit = nullptr;

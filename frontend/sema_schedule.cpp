@@ -101,8 +101,9 @@ class ExplicitChecker {
     if (!a) {
       std::string fixed = case_fixed_token(w.text);
       cx_.report.error(DiagKind::BadToken, w.loc,
-                       quote(w.text) + " is not an action token, expected KIND<mb>.s<stage> with KIND `F`, `B`, "
-                                       "`W` or `BW`, e.g. `F0.s1`" +
+                       quote(w.text) +
+                           " is not an action token, expected KIND<mb>.s<stage> with KIND `F`, `B`, "
+                           "`W` or `BW`, e.g. `F0.s1`" +
                            (fixed.empty() ? "" : "; did you mean " + quote(fixed) + "?"));
       return std::nullopt;
     }
@@ -245,7 +246,8 @@ class ExpectChecker {
     auto dim = dimension_of(metric);
     const Unit* unit = find_unit(v.unit);
     if (!dim) {
-      cx_.report.error(DiagKind::BadUnit, v.loc, name + " is a ratio, compare it with a plain number, got " + quote(v.text));
+      cx_.report.error(DiagKind::BadUnit, v.loc,
+                       name + " is a ratio, compare it with a plain number, got " + quote(v.text));
       return std::nullopt;
     }
     if (unit->dim != *dim) {
@@ -258,7 +260,8 @@ class ExpectChecker {
     if (target.empty()) {
       cx_.report.error(DiagKind::BadUnit, v.loc,
                        name + " is compared with " + quote(v.text) + ", but the problem's " +
-                           std::string(to_string(*dim)) + " values have no unit; give them with units, or compare with a plain number");
+                           std::string(to_string(*dim)) +
+                           " values have no unit; give them with units, or compare with a plain number");
       return std::nullopt;
     }
     return convert(v.number, *unit, *find_unit(target));
@@ -268,7 +271,7 @@ class ExpectChecker {
     if (!is_per_rank(metric)) {
       cx_.report.error(DiagKind::WrongType, c.index->loc,
                        quote(ir::to_string(metric)) + " is one number for the whole schedule, it takes no `[rank]`; "
-                       "`peak_memory` and `busy` do");
+                                                      "`peak_memory` and `busy` do");
       return false;
     }
     auto r = to_int(cx_, *c.index, "the rank in `[...]`", 0, ir::kMaxRanks - 1);

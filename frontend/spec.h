@@ -72,8 +72,7 @@ struct Spec {
 /// - with `check_balance`, F + B + W must be 0 on every stage unless `balanced` is false.
 /// `expect` clauses written with units are converted too. Errors name the field they concern.
 std::vector<ir::ProblemError> complete_problem(ir::Problem& problem, const ir::FieldLocs& given, ir::FieldUnits& units,
-                                               std::vector<ir::Expectation>* expect, bool balanced,
-                                               bool check_balance);
+                                               std::vector<ir::Expectation>* expect, bool balanced, bool check_balance);
 inline std::vector<ir::ProblemError> complete_problem(Spec& spec, bool check_balance) {
   return complete_problem(spec.problem, spec.given, spec.units, &spec.expect, spec.balanced, check_balance);
 }

@@ -45,8 +45,7 @@ struct Step {
 
 class Importer {
  public:
-  Importer(const SourceManager& sm, int32_t file, const ir::Problem& base,
-           const ir::FieldLocs& given, Diagnostics& d)
+  Importer(const SourceManager& sm, int32_t file, const ir::Problem& base, const ir::FieldLocs& given, Diagnostics& d)
       : sm_(sm), file_(file), base_(base), given_(given), d_(d), errors_at_start_(d.error_count()) {}
 
   // The schedule, or nullopt after reporting (at most kMaxErrors errors, then a note); the cell of
@@ -139,7 +138,8 @@ class Importer {
             return false;
           }
           if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-            error(DiagKind::BadCsv, loc(i), "unexpected " + describe_char(text[i]) + " after a closing `\"`, expected `,` or the end of the row");
+            error(DiagKind::BadCsv, loc(i),
+                  "unexpected " + describe_char(text[i]) + " after a closing `\"`, expected `,` or the end of the row");
             return false;
           }
         } else {
@@ -165,7 +165,8 @@ class Importer {
           end_of_row = true;
         } else {  // '\r'
           if (i + 1 >= text.size() || text[i + 1] != '\n') {
-            error(DiagKind::BadCsv, loc(i), "a carriage return that does not end a line, expected LF or CRLF line ends");
+            error(DiagKind::BadCsv, loc(i),
+                  "a carriage return that does not end a line, expected LF or CRLF line ends");
             return false;
           }
           i += 2;
@@ -279,8 +280,7 @@ class Importer {
     rest.remove_prefix(1);
     auto mb = digits(rest);
     if (!mb) {
-      error(DiagKind::BadToken, loc(offset),
-            backtick(shown) + " has no microbatch, " + std::string(kSyntaxHint));
+      error(DiagKind::BadToken, loc(offset), backtick(shown) + " has no microbatch, " + std::string(kSyntaxHint));
       return std::nullopt;
     }
     if (!rest.empty()) {
@@ -328,7 +328,8 @@ class Importer {
       part = strip(part, part_offset);
       if (step.actions.size() == 2) {
         error(DiagKind::BadOverlap, loc(part_offset),
-              "overlapped unit " + backtick(shown) + " has more than two actions, expected one forward and one backward");
+              "overlapped unit " + backtick(shown) +
+                  " has more than two actions, expected one forward and one backward");
         return std::nullopt;
       }
       if (part.empty() || part.front() == '(') {
@@ -343,7 +344,8 @@ class Importer {
       if (semi == std::string_view::npos) break;
       pos = semi + 1;
     }
-    bool one_forward = step.actions.size() == 2 && (step.actions[0].kind == ActionKind::F) != (step.actions[1].kind == ActionKind::F);
+    bool one_forward = step.actions.size() == 2 &&
+                       (step.actions[0].kind == ActionKind::F) != (step.actions[1].kind == ActionKind::F);
     bool one_backward = step.actions.size() == 2 &&
                         (ir::is_backward(step.actions[0].kind) || ir::is_backward(step.actions[1].kind));
     if (!one_forward || !one_backward) {
@@ -380,8 +382,7 @@ class Importer {
   }
 
   // Calls fn(row, action, loc) for every action in file order.
-  template <class Fn>
-  void for_each_action(Fn fn) const {
+  template <class Fn> void for_each_action(Fn fn) const {
     for (size_t r = 0; r < steps_.size(); ++r)
       for (const Step& step : steps_[r])
         for (size_t k = 0; k < step.actions.size(); ++k) fn(static_cast<int32_t>(r), step.actions[k], step.locs[k]);
@@ -408,7 +409,8 @@ class Importer {
     auto check_range = [&](Field field, int32_t v, int32_t hi) {
       if (!is_given(field) || (v >= 1 && v <= hi)) return;
       error(DiagKind::OutOfRange, given_loc(field),
-            "`" + std::string(ir::to_string(field)) + "` must be in 1.." + std::to_string(hi) + ", got `" + std::to_string(v) + "`");
+            "`" + std::string(ir::to_string(field)) + "` must be in 1.." + std::to_string(hi) + ", got `" +
+                std::to_string(v) + "`");
       in_range = false;
     };
     check_range(Field::StagesPerRank, base_.stages_per_rank, ir::kMaxStagesPerRank);
@@ -468,7 +470,8 @@ class Importer {
   void note_empty_rows() {
     for (size_t r = 0; r < rows_.size(); ++r)
       if (steps_[r].empty()) {
-        d_.note(loc(rows_[r].offset), "this row (rank " + std::to_string(r) + ") has no actions; every row is a rank, even an empty one");
+        d_.note(loc(rows_[r].offset),
+                "this row (rank " + std::to_string(r) + ") has no actions; every row is a rank, even an empty one");
         return;
       }
   }
@@ -598,7 +601,8 @@ class Importer {
     for_each_action([&](int32_t, Action a, SourceLoc at) {
       if (a.kind == ActionKind::BW && p_.backward == ir::BackwardMode::Split)
         error(DiagKind::BackwardMode, at,
-              backtick(ir::torch_token(a)) + " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
+              backtick(ir::torch_token(a)) +
+                  " is a full backward, but `backward` is given as `split` (only `I` and `W`)");
       if ((a.kind == ActionKind::B || a.kind == ActionKind::W) && p_.backward == ir::BackwardMode::Fused)
         error(DiagKind::BackwardMode, at,
               backtick(ir::torch_token(a)) + " is a split backward, but `backward` is given as `fused` (only `B`)");
@@ -632,8 +636,7 @@ class Importer {
         size_t r = static_cast<size_t>(issue.rank);
         if (issue.position >= 0 && static_cast<size_t>(issue.position) < locs_[r].size())
           at = locs_[r][static_cast<size_t>(issue.position)];
-        else
-          at = loc(rows_[r].offset);
+        else at = loc(rows_[r].offset);
       }
       error(issue.kind, at, issue.message);
     }

@@ -16,7 +16,7 @@ enum class ActionKind : uint8_t { F = 0, B = 1, W = 2, BW = 3 };
 inline constexpr int kNumActionKinds = 4;
 
 std::string_view to_string(ActionKind k);
-bool is_backward(ActionKind k);        // B or BW: produces the input gradient
+bool is_backward(ActionKind k);  // B or BW: produces the input gradient
 bool is_forward(ActionKind k);
 
 struct Action {

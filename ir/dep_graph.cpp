@@ -20,7 +20,7 @@ int32_t DepGraph::canonical_node(const Problem& p, ActionKind kind, int32_t mb, 
 // once per problem: ir::rank_of, ir::cost_of and ir::memory_delta in fixed point.
 struct DepGraph::Values {
   int32_t stages = 0;
-  std::vector<int32_t> rank;     // [direction * S + stage]
+  std::vector<int32_t> rank;      // [direction * S + stage]
   std::vector<int64_t> dur, mem;  // [stage * kNumActionKinds + kind]
 
   Values(const Problem& p, int64_t time_scale, int64_t memory_scale) : stages(p.num_stages()) {

@@ -72,9 +72,6 @@ ojson metrics_object(const Metrics& m) {
   return j;
 }
 
-
-
-
 // ---- reading ----
 
 class Reader {
@@ -98,8 +95,8 @@ class Reader {
   /// Adds the closing "too many errors" note once the cap stopped the reading.
   void finish() {
     if (full())
-      d_.note(SourceLoc{file_, 0, 0}, "too many errors, stopped after " + std::to_string(kMaxJsonErrors) +
-                                          "; fix these and run again");
+      d_.note(SourceLoc{file_, 0, 0},
+              "too many errors, stopped after " + std::to_string(kMaxJsonErrors) + "; fix these and run again");
   }
 
   static std::string type_name(const ojson& j) {
@@ -169,7 +166,8 @@ class Reader {
     if (!s) return;
     auto v = parse(*s);
     if (!v) {
-      error(ptr + "/" + key, DiagKind::BadValue, "unknown " + std::string(key) + " " + backtick(*s) + ", expected " + allowed);
+      error(ptr + "/" + key, DiagKind::BadValue,
+            "unknown " + std::string(key) + " " + backtick(*s) + ", expected " + allowed);
       return;
     }
     out = *v;
@@ -177,8 +175,9 @@ class Reader {
 
   std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
     size_t errors = found_;
-    if (!expect_object(j, ptr, {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-                                "backward", "cost", "memory", "objective", "units"}))
+    if (!expect_object(j, ptr,
+                       {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
+                        "backward", "cost", "memory", "objective", "units"}))
       return std::nullopt;
     Problem p;
     for (const char* key : {"ranks", "microbatches"})
@@ -236,8 +235,7 @@ class Reader {
         if (version_ < 2)
           error(mp + "static", DiagKind::BadFormatVersion,
                 "`static` needs version 2 of the format, the document says version 1");
-        else if (auto v = per_stage(m["static"], mp + "static"))
-          p.memory.static_memory = *v;
+        else if (auto v = per_stage(m["static"], mp + "static")) p.memory.static_memory = *v;
       }
     }
     if (j.contains("units")) units(j["units"], ptr + "/units", p);
@@ -258,8 +256,8 @@ class Reader {
       return;
     }
     if (!expect_object(j, ptr, {"time", "memory"})) return;
-    for (auto [key, dim, slot] : {std::tuple{"time", Dimension::Time, &p.time_unit},
-                                  std::tuple{"memory", Dimension::Memory, &p.memory_unit}}) {
+    for (auto [key, dim, slot] :
+         {std::tuple{"time", Dimension::Time, &p.time_unit}, std::tuple{"memory", Dimension::Memory, &p.memory_unit}}) {
       if (!j.contains(key)) continue;
       auto s = string(j[key], ptr + "/" + key);
       if (!s) continue;
@@ -267,8 +265,7 @@ class Reader {
       if (!u || u->dim != dim)
         error(ptr + "/" + key, DiagKind::BadUnit,
               "unknown " + std::string(key) + " unit " + backtick(*s) + ", expected one of " + unit_names(dim));
-      else
-        *slot = *s;
+      else *slot = *s;
     }
   }
 
@@ -309,13 +306,15 @@ class Reader {
         if (!t) continue;
         auto a = parse_action(*t);
         if (!a) {
-          error(ip, DiagKind::BadToken, "bad action token " + backtick(*t) + ", expected KIND<mb>.s<stage> such as `F3.s1` (KIND is F, B, W or BW)");
+          error(ip, DiagKind::BadToken,
+                "bad action token " + backtick(*t) +
+                    ", expected KIND<mb>.s<stage> such as `F3.s1` (KIND is F, B, W or BW)");
           continue;
         }
         if (a->mb.value >= p.microbatches) {
           error(ip, DiagKind::NoSuchMicrobatch,
-                backtick(*t) + " names microbatch " + std::to_string(a->mb.value) + ", the problem has microbatches 0.." +
-                    std::to_string(p.microbatches - 1));
+                backtick(*t) + " names microbatch " + std::to_string(a->mb.value) +
+                    ", the problem has microbatches 0.." + std::to_string(p.microbatches - 1));
           continue;
         }
         if (a->stage.value >= p.num_stages()) {
@@ -415,7 +414,6 @@ std::string shorten(std::string detail) {
 
 }  // namespace
 
-
 SourceLoc locate_json(const SourceManager& sources, int32_t file, std::string_view pointer) {
   return sources.loc_at(file, json_locate(sources.text(file), pointer));
 }
@@ -474,10 +472,9 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
   try {
     doc = ojson::parse(text, std::ref(watch), /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const TooManyValues&) {
-    rd.error_in_file(DiagKind::TooLarge,
-                     "the document holds more than " + std::to_string(kMaxJsonValues) +
-                         " JSON values, more than a schedule of the largest problem (" + std::to_string(kMaxActions) +
-                         " actions) needs");
+    rd.error_in_file(DiagKind::TooLarge, "the document holds more than " + std::to_string(kMaxJsonValues) +
+                                             " JSON values, more than a schedule of the largest problem (" +
+                                             std::to_string(kMaxActions) + " actions) needs");
     return std::nullopt;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
@@ -517,7 +514,8 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
     if (!doc.contains(key)) rd.error("", DiagKind::MissingKey, "missing key " + backtick(key));
   if (rd.found() != errors) return std::nullopt;
   if (doc["format"] != "schedc.schedule") {
-    rd.error("/format", DiagKind::BadFormatVersion, "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
+    rd.error("/format", DiagKind::BadFormatVersion,
+             "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
   if (doc["version"] != 1 && doc["version"] != 2) {

@@ -22,8 +22,7 @@ ojson param_number(double v) {
 }
 
 // `key` of `j` into `out` when it is there with out's type; anything else is skipped.
-template <class T>
-void read_member(const ojson& j, const char* key, T& out) {
+template <class T> void read_member(const ojson& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end()) return;
   if constexpr (std::is_same_v<T, std::string>) {
@@ -80,11 +79,14 @@ ojson provenance_object(const Provenance& p) {
   z3["clauses"] = r.z3.clauses;
   z3["cardinality"] = r.z3.cardinality;
   z3["pseudo_boolean"] = r.z3.pseudo_boolean;
-  z3["lns"] = {{"windows", r.z3.lns_windows}, {"models", r.z3.lns_models}, {"improved", r.z3.lns_improved},
+  z3["lns"] = {{"windows", r.z3.lns_windows},
+               {"models", r.z3.lns_models},
+               {"improved", r.z3.lns_improved},
                {"largest_literals", r.z3.lns_largest_literals}};
   ojson stats = ojson::object();
   for (const auto& [key, value] : r.z3.statistics)
-    stats[key] = std::holds_alternative<uint64_t>(value) ? ojson(std::get<uint64_t>(value)) : ojson(std::get<double>(value));
+    stats[key] = std::holds_alternative<uint64_t>(value) ? ojson(std::get<uint64_t>(value))
+                                                         : ojson(std::get<double>(value));
   z3["statistics"] = stats;
   if (!r.z3.error.empty()) z3["error"] = r.z3.error;
   j["z3"] = z3;
@@ -112,7 +114,8 @@ std::optional<Provenance> read_provenance(const ojson& j) {
       prm.key = key;
       if (value.is_number()) prm.value = value.get<double>();
       else if (value.is_string()) prm.value = value.get<std::string>();
-      else if (value.is_array() && std::all_of(value.begin(), value.end(), [](const ojson& x) { return x.is_number(); })) {
+      else if (value.is_array() &&
+               std::all_of(value.begin(), value.end(), [](const ojson& x) { return x.is_number(); })) {
         std::vector<double> list;
         for (const ojson& x : value) list.push_back(x.get<double>());
         prm.value = std::move(list);

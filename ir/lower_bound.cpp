@@ -38,9 +38,7 @@ struct Dag {
   size_t size() const { return graph.size(); }
 };
 
-int32_t node_of(const Problem& p, int32_t mb, int32_t s, ActionKind k) {
-  return DepGraph::canonical_node(p, k, mb, s);
-}
+int32_t node_of(const Problem& p, int32_t mb, int32_t s, ActionKind k) { return DepGraph::canonical_node(p, k, mb, s); }
 
 // The durations of every node of one (direction, stage), in ticks, given the overlapped units its
 // rank can form (docs/solver.md section 1, "Overlapped F&B units").
@@ -196,8 +194,8 @@ std::vector<int64_t> return_chains(const Problem& p, const Dag& g) {
       int32_t f0 = node_of(p, mb, s, ActionKind::F), b0 = node_of(p, mb, s, bk);
       int32_t f = node_of(p, mb, s + 1, ActionKind::F), b = node_of(p, mb, s + 1, bk);
       int64_t lag = g.graph.lag(f0, f) + g.graph.lag(b, b0);
-      out[static_cast<size_t>(d * S + s)] =
-          out[static_cast<size_t>(d * S + s + 1)] + g.dur[static_cast<size_t>(f)] + g.dur[static_cast<size_t>(b)] + lag;
+      out[static_cast<size_t>(d * S + s)] = out[static_cast<size_t>(d * S + s + 1)] + g.dur[static_cast<size_t>(f)] +
+                                            g.dur[static_cast<size_t>(b)] + lag;
     }
   }
   return out;
@@ -208,9 +206,8 @@ std::vector<int64_t> return_chains(const Problem& p, const Dag& g) {
 // non-preemptive one.
 Wide jackson_bound(const Dag& g, std::span<const int32_t> jobs) {
   std::vector<int32_t> by_head(jobs.begin(), jobs.end());
-  std::sort(by_head.begin(), by_head.end(), [&](int32_t a, int32_t b) {
-    return g.head[static_cast<size_t>(a)] < g.head[static_cast<size_t>(b)];
-  });
+  std::sort(by_head.begin(), by_head.end(),
+            [&](int32_t a, int32_t b) { return g.head[static_cast<size_t>(a)] < g.head[static_cast<size_t>(b)]; });
   // Work left per job, by its place in by_head: sized by this rank's jobs, not the whole graph
   // (per rank, a graph-sized array made the bound quadratic: 32 GB of zeroing at pp 1024).
   std::priority_queue<std::pair<int64_t, int32_t>> ready;  // (tail, place in by_head)
@@ -245,15 +242,15 @@ struct StageMemory {
 };
 
 struct RankTerms {
-  Wide work = 0;               // sum of work shares
-  int64_t earliest = kNever;   // least head
-  Wide idle_head = 0;          // before the first backward, beyond what forwards can fill
-  Wide idle_tail = 0;          // after the last forward, beyond what pending backwards can fill
-  Wide idle_head_span = 0;     // the same measured from the rank's first action
-  bool disjoint = false;       // the cap forces a backward before the last forward
-  bool throughput = false;     // the memory-throughput term applies
-  Wide throughput_span = 0;    // least time from the rank's first start to its last end by it
-  Wide fill = -1;              // forward work that fits before the first backward; -1: no limit
+  Wide work = 0;              // sum of work shares
+  int64_t earliest = kNever;  // least head
+  Wide idle_head = 0;         // before the first backward, beyond what forwards can fill
+  Wide idle_tail = 0;         // after the last forward, beyond what pending backwards can fill
+  Wide idle_head_span = 0;    // the same measured from the rank's first action
+  bool disjoint = false;      // the cap forces a backward before the last forward
+  bool throughput = false;    // the memory-throughput term applies
+  Wide throughput_span = 0;   // least time from the rank's first start to its last end by it
+  Wide fill = -1;             // forward work that fits before the first backward; -1: no limit
 };
 
 // The memory terms of one rank under its cap: fill and drain (Zero Bubble appendix B,
@@ -509,7 +506,8 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
           if (dv == kNone) continue;
           for (const DepGraph::Edge& e : g.graph.succs(static_cast<int32_t>(v)))
             if (g.act(static_cast<size_t>(e.node)).mb.value == mb0)
-              dist[local(static_cast<size_t>(e.node))] = std::max(dist[local(static_cast<size_t>(e.node))], dv + g.dur[v] + e.lag);
+              dist[local(static_cast<size_t>(e.node))] = std::max(dist[local(static_cast<size_t>(e.node))],
+                                                                  dv + g.dur[v] + e.lag);
         }
         for (size_t j = 0; j < n; ++j) path[i][j] = dist[local(at(mb0, j))];
       }
@@ -560,7 +558,8 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
       // A unit: a forward of one microbatch with a backward (B or BW) of the other.
       for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < n; ++j) {
-          bool fb = (kind(i) == ActionKind::F && is_backward(kind(j))) || (is_backward(kind(i)) && kind(j) == ActionKind::F);
+          bool fb = (kind(i) == ActionKind::F && is_backward(kind(j))) ||
+                    (is_backward(kind(i)) && kind(j) == ActionKind::F);
           if (fb && may_add_a(a, i) && may_add_b(a, b, j))
             go(a | uint32_t{1} << i, b | uint32_t{1} << j, h + delta[i] + delta[j], static_cast<int>(j));
         }

@@ -13,8 +13,8 @@
 namespace schedc::ir {
 
 struct LowerBound {
-  double value = 0;        // in the problem's time units, for its objective
-  std::string reason;      // which term gave the value, e.g. "rank 0: memory throughput under the cap"
+  double value = 0;    // in the problem's time units, for its objective
+  std::string reason;  // which term gave the value, e.g. "rank 0: memory throughput under the cap"
 };
 
 /// Never above the objective of any valid schedule of `p` (overlapped units, mixed backward, caps).

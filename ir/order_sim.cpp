@@ -21,7 +21,8 @@ OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(
   }
   if (problem_.cost.FB) {
     const int64_t scale = graph_.time_scale();
-    for (int32_t st = 0; st < problem_.num_stages(); ++st) fb_.push_back(to_fixed(problem_.cost.FB->at(static_cast<size_t>(st)), scale));
+    for (int32_t st = 0; st < problem_.num_stages(); ++st)
+      fb_.push_back(to_fixed(problem_.cost.FB->at(static_cast<size_t>(st)), scale));
   }
   for (size_t i = 0; i < n; ++i) {
     assert(graph_.missing_inputs(static_cast<int32_t>(i)) == 0 && "every dependency is one of the schedule's actions");
@@ -43,7 +44,8 @@ OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(
 
 int64_t OrderSimulator::unit_duration(int32_t a, int32_t b) const {
   Action x = graph_.action(a), y = graph_.action(b);
-  bool well_formed = (x.kind == ActionKind::F) != (y.kind == ActionKind::F) && (is_backward(x.kind) || is_backward(y.kind));
+  bool well_formed = (x.kind == ActionKind::F) != (y.kind == ActionKind::F) &&
+                     (is_backward(x.kind) || is_backward(y.kind));
   if (well_formed && !fb_.empty()) return fb_[(x.kind == ActionKind::F ? x : y).stage.index()];
   // Without FB (or for a malformed pair) ir::simulate rounds the summed cost once.
   return to_fixed(cost_of(problem_, x) + cost_of(problem_, y), graph_.time_scale());
@@ -52,7 +54,8 @@ int64_t OrderSimulator::unit_duration(int32_t a, int32_t b) const {
 bool OrderSimulator::can_pair(int32_t a, int32_t b) const {
   if (a == b || graph_.rank(a) != graph_.rank(b)) return false;
   Action x = graph_.action(a), y = graph_.action(b);
-  if (!((x.kind == ActionKind::F && is_backward(y.kind)) || (y.kind == ActionKind::F && is_backward(x.kind)))) return false;
+  if (!((x.kind == ActionKind::F && is_backward(y.kind)) || (y.kind == ActionKind::F && is_backward(x.kind))))
+    return false;
   for (const DepGraph::Edge& d : graph_.preds(a))
     if (d.node == b) return false;
   for (const DepGraph::Edge& d : graph_.preds(b))
@@ -157,7 +160,8 @@ void OrderSimulator::commit() {
   if (base_units_.size() != size()) base_units_.assign(size(), -1);
   for (size_t r : last_changed_) {
     if (!all_dirty_) base_orders_[r] = orders[r];
-    for (int32_t x : orders[r]) base_units_[static_cast<size_t>(x)] = last_units_ ? (*last_units_)[static_cast<size_t>(x)] : -1;
+    for (int32_t x : orders[r])
+      base_units_[static_cast<size_t>(x)] = last_units_ ? (*last_units_)[static_cast<size_t>(x)] : -1;
   }
   base_rank_span_ = rank_span_;
   base_rank_end_ = rank_end_;
@@ -229,7 +233,8 @@ bool OrderSimulator::rerun(const std::vector<std::vector<int32_t>>& orders, cons
   for (size_t r = 0; r < orders.size(); ++r) {
     const auto& was = base_orders_[r];
     // Committed starts are non-decreasing along a rank's order: resume at the first at or after T.
-    auto it = std::partition_point(was.begin(), was.end(), [&](int32_t x) { return base_start_[static_cast<size_t>(x)] < T; });
+    auto it = std::partition_point(was.begin(), was.end(),
+                                   [&](int32_t x) { return base_start_[static_cast<size_t>(x)] < T; });
     const auto from = static_cast<size_t>(it - was.begin());
     pos_[r] = from;
     free_[r] = from > 0 ? base_end_[static_cast<size_t>(was[from - 1])] : 0;

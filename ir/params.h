@@ -16,8 +16,8 @@ struct Param {
   std::string key;
   /// A number, a name/string, or a list of numbers.
   std::variant<double, std::string, std::vector<double>> value;
-  SourceLoc loc;       // of the key
-  SourceLoc value_loc; // of the value
+  SourceLoc loc;        // of the key
+  SourceLoc value_loc;  // of the value
 
   bool is_number() const { return std::holds_alternative<double>(value); }
   bool is_string() const { return std::holds_alternative<std::string>(value); }

@@ -33,7 +33,9 @@ std::string_view to_string(BackwardMode b) { return kBackwardNames[static_cast<s
 std::string_view to_string(Objective o) { return kObjectiveNames[static_cast<size_t>(o)]; }
 
 std::optional<Direction> parse_direction(std::string_view s) { return parse_name<Direction>(kDirectionNames, s); }
-std::optional<PlacementKind> parse_placement(std::string_view s) { return parse_name<PlacementKind>(kPlacementNames, s); }
+std::optional<PlacementKind> parse_placement(std::string_view s) {
+  return parse_name<PlacementKind>(kPlacementNames, s);
+}
 std::optional<BackwardMode> parse_backward(std::string_view s) { return parse_name<BackwardMode>(kBackwardNames, s); }
 
 std::optional<Objective> parse_objective(std::string_view s) {
@@ -104,7 +106,8 @@ void check_per_stage(const PerStage& v, size_t expected, const char* what, Field
   if (v.is_uniform()) {
     if (bad(v.uniform))
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + name + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(v.uniform) + "`"});
+                     "`" + name + "` must be a number in " + (non_negative ? std::string("0") : std::string("-1e15")) +
+                         "..1e15, got `" + format_number(v.uniform) + "`"});
     return;
   }
   if (v.values.size() != expected) {
@@ -116,7 +119,9 @@ void check_per_stage(const PerStage& v, size_t expected, const char* what, Field
   for (double x : v.values)
     if (bad(x)) {
       out.push_back({field, DiagKind::OutOfRange,
-                     "`" + name + "` values must be numbers in " + (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(x) + "`"});
+                     "`" + name + "` values must be numbers in " +
+                         (non_negative ? std::string("0") : std::string("-1e15")) + "..1e15, got `" + format_number(x) +
+                         "`"});
       return;
     }
 }
@@ -149,7 +154,8 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
                        format_number(static_cast<double>(limit / tscale)) + "; use a coarser unit or fewer decimals"});
   for (int32_t r = 0; r < p.ranks; ++r) {
     auto cap = p.stated_cap_of(RankId(r));
-    long double sum = memory[static_cast<size_t>(r)] + (cap ? static_cast<long double>(*cap) : 0.0L) + p.static_of(RankId(r));
+    long double sum = memory[static_cast<size_t>(r)] + (cap ? static_cast<long double>(*cap) : 0.0L) +
+                      p.static_of(RankId(r));
     if (sum * mscale <= limit) continue;
     out.push_back({Field::MemoryF, DiagKind::OutOfRange,
                    "the memory values are too large for exact accounting: rank " + std::to_string(r) +
@@ -167,8 +173,8 @@ std::vector<ProblemError> validate(const Problem& p) {
   auto range = [&](Field field, int32_t v, int32_t lo, int32_t hi) {
     if (v >= lo && v <= hi) return true;
     out.push_back({field, DiagKind::OutOfRange,
-                   "`" + std::string(to_string(field)) + "` must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                       ", got `" + std::to_string(v) + "`"});
+                   "`" + std::string(to_string(field)) + "` must be in " + std::to_string(lo) + ".." +
+                       std::to_string(hi) + ", got `" + std::to_string(v) + "`"});
     return false;
   };
   bool sizes_ok = range(Field::Ranks, p.ranks, 1, kMaxRanks);

@@ -19,12 +19,12 @@ struct SolveRecord {
   std::string status;  // "optimal" or "feasible" (any text read from a document)
   std::optional<double> objective;
   double lower_bound = 0;
-  double gap = 0;     // (objective - lower_bound) / objective
-  std::string bound;  // the bound term that won, in words
+  double gap = 0;         // (objective - lower_bound) / objective
+  std::string bound;      // the bound term that won, in words
   std::string incumbent;  // the first incumbent, and its objective
   double incumbent_value = 0;
-  std::string found_by;  // what found the final schedule
-  std::string method;    // the exact model's kind ("time-indexed SAT, exact", ...) or "none"
+  std::string found_by;           // what found the final schedule
+  std::string method;             // the exact model's kind ("time-indexed SAT, exact", ...) or "none"
   std::optional<double> seconds;  // wall time; none in deterministic mode (written as null)
   bool deterministic = false;
   bool interrupted = false;  // ended by SIGINT/SIGTERM before its limits (written only when true)

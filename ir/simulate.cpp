@@ -144,8 +144,7 @@ SimResult simulate(const Schedule& s) {
   m.bubble_ratio = makespan == 0 ? 0.0
                                  : 1.0 - static_cast<double>(total_busy) /
                                              (static_cast<double>(p.ranks) * static_cast<double>(makespan));
-  m.span_bubble_rate =
-      max_span == 0 ? 0.0 : static_cast<double>(max_span - max_busy) / static_cast<double>(max_span);
+  m.span_bubble_rate = max_span == 0 ? 0.0 : static_cast<double>(max_span - max_busy) / static_cast<double>(max_span);
   m.peak_memory = peak_memory(s);
   // What the device holds: the activations' peak and the stages' static memory beside it.
   if (p.has_static_memory())

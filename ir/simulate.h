@@ -38,7 +38,7 @@ struct Stall {
   RankId rank;
   int32_t position = 0;  // index of the first action that cannot start
   Action action;
-  Action waits_for;      // a dependency that never completes (or has not yet)
+  Action waits_for;  // a dependency that never completes (or has not yet)
 };
 
 struct SimResult {

@@ -109,8 +109,7 @@ class Verifier {
   ScheduleIndex::Pos first_pos(Action a) const {
     for (size_t r = 0; r < s_.ranks.size(); ++r) {
       auto it = std::find(s_.ranks[r].begin(), s_.ranks[r].end(), a);
-      if (it != s_.ranks[r].end())
-        return {static_cast<int32_t>(r), static_cast<int32_t>(it - s_.ranks[r].begin())};
+      if (it != s_.ranks[r].end()) return {static_cast<int32_t>(r), static_cast<int32_t>(it - s_.ranks[r].begin())};
     }
     return {};
   }
@@ -143,8 +142,8 @@ class Verifier {
         if (!has_b && has_w) missing(B(mb, st), " (its " + tok(W(mb, st)) + " is present)");
         if (!has_b && !has_w) {
           if (p_.backward == BackwardMode::Mixed) {
-            missing(B(mb, st), " (a mixed backward needs " + tok(BW(mb, st)) + ", or " + tok(B(mb, st)) +
-                                   " and " + tok(W(mb, st)) + ")");
+            missing(B(mb, st), " (a mixed backward needs " + tok(BW(mb, st)) + ", or " + tok(B(mb, st)) + " and " +
+                                   tok(W(mb, st)) + ")");
           } else {
             missing(B(mb, st), "");
             missing(W(mb, st), "");
@@ -251,7 +250,8 @@ class Verifier {
                            (stat > 0 ? " (" + format_number(stat) + " of it static)" : "");
         add(DiagKind::MemoryCap, r, i, order[static_cast<size_t>(i)],
             "rank " + std::to_string(r) + " holds " + held + " after " + tok(order[static_cast<size_t>(i)]) +
-                " (position " + std::to_string(i) + "), above its cap of " + format_number(*p_.stated_cap_of(RankId(r))));
+                " (position " + std::to_string(i) + "), above its cap of " +
+                format_number(*p_.stated_cap_of(RankId(r))));
         break;
       }
     }
@@ -265,9 +265,7 @@ class Verifier {
 
 }  // namespace
 
-std::vector<VerifyIssue> verify(const Schedule& s, const VerifyOptions& options) {
-  return Verifier(s, options).run();
-}
+std::vector<VerifyIssue> verify(const Schedule& s, const VerifyOptions& options) { return Verifier(s, options).run(); }
 
 std::string render_order(const Schedule& s, int32_t rank, int32_t mark) {
   if (rank < 0 || static_cast<size_t>(rank) >= s.ranks.size()) return {};

@@ -19,7 +19,7 @@ struct VerifyIssue {
   int32_t rank = -1;      // -1: no particular rank
   int32_t position = -1;  // -1: no particular position
   std::optional<Action> action;
-  std::string message;    // lowercase, no location prefix
+  std::string message;  // lowercase, no location prefix
 };
 
 struct VerifyOptions {

@@ -39,8 +39,8 @@ std::optional<Measured> read_measured(const std::string& json, int32_t stages, s
 double round3(double v);
 
 /// The `cost { ... }` block, one key per line, with a comment saying how it was measured; every
-/// value in microseconds, written with its unit (`F = 183us`). A key is one number (the stages' mean) when its stages are within 5% of the
-/// largest, else a per-stage list; `comm` is left out when nothing moves.
+/// value in microseconds, written with its unit (`F = 183us`). A key is one number (the stages' mean) when its stages
+/// are within 5% of the largest, else a per-stage list; `comm` is left out when nothing moves.
 std::string format_cost_block(const Measured& m);
 
 /// The spec's text (file `file` of `sources`, a spec that parsed) with its top-level `cost` block,

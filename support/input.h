@@ -32,7 +32,6 @@ std::variant<std::string, ReadFailure> read_input(const std::string& path, size_
 
 /// read_input into `sources`; returns the file id, or -1 after reporting the failure (a
 /// `too-large` input is reported against its file: `path: error: ...`).
-int32_t read_source(SourceManager& sources, Diagnostics& diags, const std::string& path,
-                    size_t limit = kMaxInputBytes);
+int32_t read_source(SourceManager& sources, Diagnostics& diags, const std::string& path, size_t limit = kMaxInputBytes);
 
 }  // namespace schedc

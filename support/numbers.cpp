@@ -18,14 +18,13 @@ std::optional<double> parse_number(std::string_view text) {
   size_t start = text.front() == '+' ? 1 : 0;
   double v = 0;
   auto res = std::from_chars(text.data() + start, text.data() + text.size(), v);
-  if (res.ec != std::errc() || res.ptr != text.data() + text.size() || !std::isfinite(v))
-    return std::nullopt;
+  if (res.ec != std::errc() || res.ptr != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
 bool is_int32(double value) {
-  return std::isfinite(value) && std::floor(value) == value &&
-         value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max();
+  return std::isfinite(value) && std::floor(value) == value && value >= std::numeric_limits<int32_t>::min() &&
+         value <= std::numeric_limits<int32_t>::max();
 }
 
 }  // namespace schedc

@@ -13,7 +13,7 @@ struct OutputPlan {
   std::string target;  // the path written: `path` with its symlinks followed
   std::string tmp;     // the temporary renamed over `target`; empty when written in place
   bool in_place = false;
-  std::string error;   // why `path` cannot be written (then nothing else is set)
+  std::string error;  // why `path` cannot be written (then nothing else is set)
 };
 
 /// Where and how `path` would be written; touches nothing.

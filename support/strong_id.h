@@ -8,8 +8,7 @@
 
 namespace schedc {
 
-template <class Tag>
-struct StrongId {
+template <class Tag> struct StrongId {
   int32_t value = -1;
 
   constexpr StrongId() = default;
@@ -21,7 +20,6 @@ struct StrongId {
 
 }  // namespace schedc
 
-template <class Tag>
-struct std::hash<schedc::StrongId<Tag>> {
+template <class Tag> struct std::hash<schedc::StrongId<Tag>> {
   size_t operator()(schedc::StrongId<Tag> id) const noexcept { return std::hash<int32_t>()(id.value); }
 };

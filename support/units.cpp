@@ -77,8 +77,7 @@ double convert(double value, const Unit& from, const Unit& to) {
 const Unit* finer_unit(const Unit* a, const Unit* b) {
   if (!a) return b;
   if (!b) return a;
-  if (a->dim == Dimension::Memory && a->binary != b->binary && a->scale != 1 && b->scale != 1)
-    return find_unit("B");
+  if (a->dim == Dimension::Memory && a->binary != b->binary && a->scale != 1 && b->scale != 1) return find_unit("B");
   return a->scale <= b->scale ? a : b;
 }
 

@@ -46,7 +46,8 @@ nlohmann::json run_once(const Settings& s, const std::string& args) {
   while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   int status = pclose(p);
   if (status != 0) {
-    std::fprintf(stderr, "bench: `schedc run %s` failed (status %d); see /tmp/schedc-bench-runtime.err\n", args.c_str(), status);
+    std::fprintf(stderr, "bench: `schedc run %s` failed (status %d); see /tmp/schedc-bench-runtime.err\n", args.c_str(),
+                 status);
     return nullptr;
   }
   return nlohmann::json::parse(out, nullptr, false);
@@ -93,10 +94,11 @@ void overhead(const Settings& s) {
 }
 
 void fidelity(const Settings& s) {
-  std::printf("\n2. fidelity, synthetic stage (%g ms per cost unit), pp = 4, m = 16, F = B = W = 1, threads\n", s.ms_per_unit);
+  std::printf("\n2. fidelity, synthetic stage (%g ms per cost unit), pp = 4, m = 16, F = B = W = 1, threads\n",
+              s.ms_per_unit);
   std::printf("   %-18s %12s %12s %10s\n", "family", "simulated s", "measured s", "ratio");
-  const char* families[] = {"gpipe", "1f1b",   "interleaved-1f1b", "looped-bfs", "zb-h1",    "zb-h2",
-                            "zb-v",  "v-half", "v-min",            "chimera",    "dualpipe", "dualpipev"};
+  const char* families[] = {"gpipe",  "1f1b",  "interleaved-1f1b", "looped-bfs", "zb-h1",    "zb-h2", "zb-v",
+                            "v-half", "v-min", "chimera",          "dualpipe",   "dualpipev"};
   double worst = 0;
   for (const char* f : families) {
     auto r = run(s, std::string("--family ") + f + " --pp 4 --microbatches 16 --stage synthetic --steps " +
@@ -140,7 +142,8 @@ void large_program(const Settings& s) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage ru{};
     getrusage(RUSAGE_CHILDREN, &ru);  // the largest of schedc and the compilers it waited for
-    std::printf("   %-10s %10d %10.1f %16.0f\n", form.c_str(), WEXITSTATUS(status), secs, static_cast<double>(ru.ru_maxrss) / 1024);
+    std::printf("   %-10s %10d %10.1f %16.0f\n", form.c_str(), WEXITSTATUS(status), secs,
+                static_cast<double>(ru.ru_maxrss) / 1024);
     std::system(("rm -rf '" + std::string(dir) + "'").c_str());
   }
   std::printf("   target (issue 11): under 120 s and 2 GB on 2 cores\n");
@@ -157,7 +160,8 @@ int main(int argc, char** argv) {
     else if (a == "--schedc" && i + 1 < argc) s.schedc = argv[++i];
     else if (a == "--ms-per-unit" && i + 1 < argc) s.ms_per_unit = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: schedc-bench-runtime [--quick] [--with-straight] [--ms-per-unit X] [--schedc PATH]\n");
+      std::fprintf(stderr,
+                   "usage: schedc-bench-runtime [--quick] [--with-straight] [--ms-per-unit X] [--schedc PATH]\n");
       return 2;
     }
   }

@@ -24,8 +24,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -38,9 +38,9 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
+#include "solver/families/families.h"
 #include "solver/synth/explain.h"
 #include "solver/synth/local_search.h"
-#include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
@@ -62,7 +62,8 @@ std::string fmt4(double v) {
 std::string cap_text(const ir::Problem& p) { return p.memory.cap ? format_number(p.memory.cap->at(0)) : "none"; }
 
 // A solve and its wall seconds.
-std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double time_limit, bool deterministic, int threads,
+std::pair<solver::SolveResult, double> timed_solve(const ir::Problem& p, double time_limit, bool deterministic,
+                                                   int threads,
                                                    std::vector<solver::SolveOptions::WarmStart> warm_starts = {}) {
   solver::SolveOptions o;
   o.warm_starts = std::move(warm_starts);
@@ -111,7 +112,8 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
     return 1;
   }
   nlohmann::json doc = nlohmann::json::parse(in);
-  std::printf("| model | p | m | cap | paper | paper rate | 1F1B-split rate | ours | bound rate | found by | status | seconds |\n");
+  std::printf(
+      "| model | p | m | cap | paper | paper rate | 1F1B-split rate | ours | bound rate | found by | status | seconds |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& cap : caps)
     for (const auto& row : doc["rows"]) {
@@ -150,8 +152,9 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
       solver::SolveResult r = solver::synthesize(p, o);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!r.schedule) {
-        std::printf("| %s | %d | %d | %s | %s | %.4f | %s | infeasible | - | - | - | %.1f |\n", row["model"].get<std::string>().c_str(),
-                    p.ranks, p.microbatches, cap.c_str(), paper.c_str(), paper_rate, base.c_str(), secs);
+        std::printf("| %s | %d | %d | %s | %s | %.4f | %s | infeasible | - | - | - | %.1f |\n",
+                    row["model"].get<std::string>().c_str(), p.ranks, p.microbatches, cap.c_str(), paper.c_str(),
+                    paper_rate, base.c_str(), secs);
         continue;
       }
       ir::Metrics m = ir::simulate(*r.schedule).timeline->metrics;
@@ -159,10 +162,12 @@ int zb_table5(const std::string& path, double time_limit, bool deterministic, co
       // The rate a schedule at the bound would have: (bound - max busy) / bound.
       double bound_rate = r.lower_bound > 0 ? std::max(0.0, (r.lower_bound - busy) / r.lower_bound) : 0;
       auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
-      std::string mark = m.span_bubble_rate < paper_rate - 5e-5 ? " below" : m.span_bubble_rate > paper_rate + 5e-5 ? " ABOVE" : " equal";
-      std::printf("| %s | %d | %d | %s | %s | %.4f | %s | %s%s | %s | %s | %s | %.1f |\n", row["model"].get<std::string>().c_str(),
-                  p.ranks, p.microbatches, cap.c_str(), paper.c_str(), paper_rate, base.c_str(),
-                  fmt4(m.span_bubble_rate).c_str(), mark.c_str(), fmt4(bound_rate).c_str(),
+      std::string mark = m.span_bubble_rate < paper_rate - 5e-5   ? " below"
+                         : m.span_bubble_rate > paper_rate + 5e-5 ? " ABOVE"
+                                                                  : " equal";
+      std::printf("| %s | %d | %d | %s | %s | %.4f | %s | %s%s | %s | %s | %s | %.1f |\n",
+                  row["model"].get<std::string>().c_str(), p.ranks, p.microbatches, cap.c_str(), paper.c_str(),
+                  paper_rate, base.c_str(), fmt4(m.span_bubble_rate).c_str(), mark.c_str(), fmt4(bound_rate).c_str(),
                   prov.value("found_by", "").c_str(), std::string(solver::to_string(r.status)).c_str(), secs);
       std::fflush(stdout);
     }
@@ -182,7 +187,8 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
                 bool deterministic, int threads, bool cold) {
   // "closed form" is ir::lower_bound alone (the terms of docs/solver.md section 1); "lower bound"
   // what the solve proved on top of it (the relaxation, exact probes).
-  std::printf("| pp | layout | m | costs | cap | best family | family obj | synthesized | closed form | lower bound | gap | proven | bound term | found by | seconds | over | evals/s | monotone |\n");
+  std::printf(
+      "| pp | layout | m | costs | cap | best family | family obj | synthesized | closed form | lower bound | gap | proven | bound term | found by | seconds | over | evals/s | monotone |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> gaps;
   int rows = 0, non_monotone = 0, within3 = 0;
@@ -213,9 +219,10 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
           if (!ir::validate(p).empty()) continue;
           ir::SimResult seq = ir::simulate(solver::sequential_schedule(p));
           double smallest = seq.timeline ? *std::max_element(seq.timeline->metrics.peak_memory.begin(),
-                                                             seq.timeline->metrics.peak_memory.end()) : 1;
-          std::vector<std::pair<std::string, double>> caps{{"smallest", smallest}, {"1x", pp}, {"1.5x", 1.5 * pp},
-                                                           {"2x", 2.0 * pp}, {"none", 0}};
+                                                             seq.timeline->metrics.peak_memory.end())
+                                         : 1;
+          std::vector<std::pair<std::string, double>> caps{
+              {"smallest", smallest}, {"1x", pp}, {"1.5x", 1.5 * pp}, {"2x", 2.0 * pp}, {"none", 0}};
           double previous = -1;
           std::vector<solver::SolveOptions::WarmStart> pool;  // the tighter caps' answers
           for (const auto& [cap_name, c] : caps) {
@@ -234,7 +241,8 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
               auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
               found = prov.value("found_by", "");
               char buf[32];
-              std::snprintf(buf, sizeof buf, "%.0f", prov["local_search"]["evaluations"].get<double>() / std::max(1e-9, secs));
+              std::snprintf(buf, sizeof buf, "%.0f",
+                            prov["local_search"]["evaluations"].get<double>() / std::max(1e-9, secs));
               evals = buf;
               term = r.bound_reason.substr(0, r.bound_reason.find(';'));
               if (term.size() > 48) term = term.substr(0, 45) + "...";
@@ -249,12 +257,14 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
             if (fam != "-" && r.schedule && r.objective > fam_value + 1e-9) marker = " WORSE";
             char gap[32];
             std::snprintf(gap, sizeof gap, "%.2f%%", 100 * r.gap);
-            std::printf("| %d | %s | %d | %s | %s %s | %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %.1f | %+.1f | %s | %s |\n", pp,
-                        layout.c_str(), p.microbatches, cost.c_str(), cap_name.c_str(), c > 0 ? format_number(c).c_str() : "",
-                        fam.c_str(), fam == "-" ? "-" : format_number(fam_value).c_str(), synth.c_str(), marker.c_str(),
-                        format_number(ir::lower_bound(p).value).c_str(), format_number(r.lower_bound).c_str(), r.schedule ? gap : "-",
-                        r.status == solver::SolveStatus::Optimal ? "yes" : "no", term.c_str(), found.c_str(), secs, over,
-                        evals.c_str(), mono.c_str());
+            std::printf(
+                "| %d | %s | %d | %s | %s %s | %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %.1f | %+.1f | %s | %s |\n",
+                pp, layout.c_str(), p.microbatches, cost.c_str(), cap_name.c_str(),
+                c > 0 ? format_number(c).c_str() : "", fam.c_str(), fam == "-" ? "-" : format_number(fam_value).c_str(),
+                synth.c_str(), marker.c_str(), format_number(ir::lower_bound(p).value).c_str(),
+                format_number(r.lower_bound).c_str(), r.schedule ? gap : "-",
+                r.status == solver::SolveStatus::Optimal ? "yes" : "no", term.c_str(), found.c_str(), secs, over,
+                evals.c_str(), mono.c_str());
             std::fflush(stdout);
           }
         }
@@ -275,7 +285,10 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
 // limit; each row prints the wall seconds of the solve plus what `schedc schedule` does after it
 // (verify, simulate, write the JSON), and how far past the limit that ran.
 int scale_rows(double time_limit) {
-  struct Size { int pp, m; double cap; };
+  struct Size {
+    int pp, m;
+    double cap;
+  };
   const Size sizes[] = {{64, 128, 0}, {64, 512, 0}, {256, 512, 0}, {256, 512, 200}, {1024, 1302, 0}, {1024, 1302, 900}};
   std::printf("## the time limit at scale, %.0f s per row\n\n", time_limit);
   std::printf("| pp | m | actions | cap | synthesized | lower bound | gap | status | found by | seconds | over |\n");
@@ -304,12 +317,17 @@ int scale_rows(double time_limit) {
     if (r.schedule) found = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance)).value("found_by", "");
     std::printf("| %d | %d | %lld | %s | %s | %s | %.1f%% | %s | %s | %.1f | %+.1f |\n", z.pp, z.m,
                 static_cast<long long>(z.pp) * z.m * 3, z.cap > 0 ? format_number(z.cap).c_str() : "none",
-                r.schedule ? format_number(r.objective).c_str() : "-", format_number(r.lower_bound).c_str(), 100 * r.gap,
-                r.status == solver::SolveStatus::Optimal ? "optimal" : r.status == solver::SolveStatus::Feasible ? "feasible" : "infeasible",
+                r.schedule ? format_number(r.objective).c_str() : "-", format_number(r.lower_bound).c_str(),
+                100 * r.gap,
+                r.status == solver::SolveStatus::Optimal    ? "optimal"
+                : r.status == solver::SolveStatus::Feasible ? "feasible"
+                                                            : "infeasible",
                 found.c_str(), secs, secs - time_limit);
     std::fflush(stdout);
   }
-  std::printf("\nlargest overshoot of the time limit: %+.1f s (verified and serialised as schedc does; writing the file adds a little)\n", worst);
+  std::printf(
+      "\nlargest overshoot of the time limit: %+.1f s (verified and serialised as schedc does; writing the file adds a little)\n",
+      worst);
   return 0;
 }
 
@@ -318,7 +336,8 @@ int scale_rows(double time_limit) {
 // the family's own peak; the family, the synthesized schedule and the bound side by side.
 int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, double time_limit, bool deterministic,
                  int threads) {
-  std::printf("| layout | pp | m | FB | cap | family | family makespan | ours | vs family | bound | gap | found by | seconds |\n");
+  std::printf(
+      "| layout | pp | m | FB | cap | family | family makespan | ours | vs family | bound | gap | found by | seconds |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (std::string layout : {"bi", "V"})
     for (int pp : pps)
@@ -347,10 +366,11 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
             if (!r.schedule) continue;
             double v = ir::simulate(*r.schedule).timeline->metrics.makespan;
             auto prov = nlohmann::json::parse(ir::provenance_json(*r.schedule->provenance));
-            std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %+.2f%% | %s | %.1f%% | %s | %.1f |\n", layout.c_str(), pp,
-                        p.microbatches, format_number(fb).c_str(), cap_text(p).c_str(), family.c_str(),
-                        format_number(fam_v).c_str(), format_number(v).c_str(), 100 * (v - fam_v) / fam_v,
-                        format_number(r.lower_bound).c_str(), 100 * r.gap, prov.value("found_by", "").c_str(), secs);
+            std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %+.2f%% | %s | %.1f%% | %s | %.1f |\n",
+                        layout.c_str(), pp, p.microbatches, format_number(fb).c_str(), cap_text(p).c_str(),
+                        family.c_str(), format_number(fam_v).c_str(), format_number(v).c_str(),
+                        100 * (v - fam_v) / fam_v, format_number(r.lower_bound).c_str(), 100 * r.gap,
+                        prov.value("found_by", "").c_str(), secs);
             std::fflush(stdout);
           }
   return 0;
@@ -360,7 +380,8 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
 // candidate timed whole and timed incrementally, from the best family schedule, on problems of
 // the capped grid's layouts at cap 1.5x (activations of one microbatch per rank = 1).
 int eval_rows(const std::vector<int>& pps, uint64_t evals) {
-  std::printf("| layout | pp | m | actions | start | evals | whole: evals/s | incremental: evals/s | ratio | re-timed share | same result |\n");
+  std::printf(
+      "| layout | pp | m | actions | start | evals | whole: evals/s | incremental: evals/s | ratio | re-timed share | same result |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (std::string layout : {"1", "2V", "4L", "1bi"})
     for (int pp : pps) {
@@ -396,7 +417,9 @@ int eval_rows(const std::vector<int>& pps, uint64_t evals) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         rate[inc] = static_cast<double>(st.evals) / secs;
         value[inc] = ir::simulate(out).timeline->metrics.objective_value(p.objective);
-        if (inc == 1) share = static_cast<double>(st.retimed) / (static_cast<double>(st.evals) * static_cast<double>(start->num_actions()));
+        if (inc == 1)
+          share = static_cast<double>(st.retimed) /
+                  (static_cast<double>(st.evals) * static_cast<double>(start->num_actions()));
       }
       std::printf("| %s | %d | %d | %zu | %s %s | %llu | %.0f | %.0f | %.2fx | %.0f%% | %s |\n", layout.c_str(), pp,
                   p.microbatches, start->num_actions(), name.c_str(), format_number(best).c_str(),
@@ -429,25 +452,34 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-uneven", uneven, "skip the uneven-stage rows");
   std::string zb_path;
   std::vector<std::string> zb_caps{"1p", "2p"};
-  app.add_option("--zb-table5", zb_path, "run the Zero Bubble paper's workloads from this JSON (shared/benchmarks/zb_table5.json) instead of the grid");
+  app.add_option(
+      "--zb-table5", zb_path,
+      "run the Zero Bubble paper's workloads from this JSON (shared/benchmarks/zb_table5.json) instead of the grid");
   app.add_option("--zb-caps", zb_caps, "with --zb-table5: 1p and/or 2p (caps p M_B and 2p M_B)");
   bool grid_mode = false;
   std::vector<std::string> layouts{"1", "2L", "2V", "4L", "1bi"};
   int threads = 0;
-  app.add_flag("--capped-grid", grid_mode, "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
+  app.add_flag(
+      "--capped-grid", grid_mode,
+      "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
   std::vector<std::string> grid_caps{"smallest", "1x", "1.5x", "2x", "none"};
   app.add_option("--grid-caps", grid_caps, "with --capped-grid: which caps (smallest, 1x, 1.5x, 2x, none)");
   bool cold = false;
-  app.add_flag("--cold", cold, "with --capped-grid: solve every cap alone (no warm start from the tighter caps' answers)");
-  app.add_option("--layouts", layouts, "with --capped-grid: 1, 2L, 2V, 4L (vpp and L looped / V vshape), 1bi (bidirectional)");
+  app.add_flag("--cold", cold,
+               "with --capped-grid: solve every cap alone (no warm start from the tighter caps' answers)");
+  app.add_option("--layouts", layouts,
+                 "with --capped-grid: 1, 2L, 2V, 4L (vpp and L looped / V vshape), 1bi (bidirectional)");
   app.add_option("--threads", threads, "local search threads (0: every core)");
   bool scale_mode = false;
-  app.add_flag("--scale", scale_mode, "large problems (pp 64 to 1024, m up to 1302) under --time-limit (default 10 s): seconds and overshoot");
+  app.add_flag("--scale", scale_mode,
+               "large problems (pp 64 to 1024, m up to 1302) under --time-limit (default 10 s): seconds and overshoot");
   bool overlap_mode = false;
-  app.add_flag("--overlap", overlap_mode, "overlapped F&B units: dualpipe and dualpipev beside the synthesized schedule (--pp, --m-factor)");
+  app.add_flag("--overlap", overlap_mode,
+               "overlapped F&B units: dualpipe and dualpipev beside the synthesized schedule (--pp, --m-factor)");
   bool evals_mode = false;
   uint64_t evals = 200'000;
-  app.add_flag("--evals", evals_mode, "the local search's evaluations per second, timed whole and incrementally (--pp, --max-evals)");
+  app.add_flag("--evals", evals_mode,
+               "the local search's evaluations per second, timed whole and incrementally (--pp, --max-evals)");
   app.add_option("--max-evals", evals, "with --evals: evaluations per search");
   CLI11_PARSE(app, argc, argv);
   if (evals_mode) {
@@ -506,7 +538,8 @@ int main(int argc, char** argv) {
       p.ranks = pp;
       p.microbatches = 4 * pp;
       p.backward = ir::BackwardMode::Split;
-      std::vector<double> f(static_cast<size_t>(pp), 1.0), b(static_cast<size_t>(pp), 1.0), w(static_cast<size_t>(pp), 1.0);
+      std::vector<double> f(static_cast<size_t>(pp), 1.0), b(static_cast<size_t>(pp), 1.0),
+          w(static_cast<size_t>(pp), 1.0);
       f.back() = b.back() = w.back() = 1.5;  // the last stage (with the loss head) is 1.5x slower
       p.cost.F = ir::PerStage::list(f);
       p.cost.B = ir::PerStage::list(b);
@@ -518,7 +551,8 @@ int main(int argc, char** argv) {
       }
     }
 
-  std::printf("| pp | vpp | m | costs | cap | best family | family obj | synthesized | lower bound | gap | proven | seconds |\n");
+  std::printf(
+      "| pp | vpp | m | costs | cap | best family | family obj | synthesized | lower bound | gap | proven | seconds |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     const ir::Problem& p = row.p;
@@ -538,7 +572,8 @@ int main(int argc, char** argv) {
     std::printf("| %d | %d | %d | %s | %s | %s | %s | %s%s | %s | %s | %s | %.1f |\n", p.ranks, p.stages_per_rank,
                 p.microbatches, row.cost_name.c_str(), cap_text(p).c_str(), fam.c_str(),
                 fam == "-" ? "-" : format_number(fam_value).c_str(), synth.c_str(), marker.c_str(),
-                format_number(r.lower_bound).c_str(), gap, r.status == solver::SolveStatus::Optimal ? "yes" : "no", secs);
+                format_number(r.lower_bound).c_str(), gap, r.status == solver::SolveStatus::Optimal ? "yes" : "no",
+                secs);
     std::fflush(stdout);
   }
   return 0;

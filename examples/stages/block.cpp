@@ -6,8 +6,6 @@
 
 #include "block.h"
 
-SCHEDRT_REGISTER_STAGE(block,
-                       .description = "pre-norm transformer block (LN, causal attention, LN, MLP 4d + SiLU); fp64, fp32",
-                       .has_reference = true,
-                       .memory = schedrt::StageMemory::Host,
-                       .make = block_example::make_block);
+SCHEDRT_REGISTER_STAGE(
+    block, .description = "pre-norm transformer block (LN, causal attention, LN, MLP 4d + SiLU); fp64, fp32",
+    .has_reference = true, .memory = schedrt::StageMemory::Host, .make = block_example::make_block);

@@ -9,11 +9,11 @@
 // prints it, else the runtime block's `layers` on every stage; a stage of 0 blocks passes its
 // input on). Stage 0 makes its microbatch's tokens from the seed, standing in for an embedding;
 // the last stage computes a mean-squared-error loss against seeded targets, standing in for a
-// head. fp64 or fp32 (the class is a template on the scalar). The backward is split as a zero-bubble schedule wants it: B
-// computes the input gradient and keeps the gradient at every weight's output; W computes the
-// weight gradients from those and the activations F kept. Every loop runs in a fixed order, and
-// microbatch gradients are kept apart and summed in microbatch order at the end of the step (a
-// left fold), so a pipelined run and --check's sequential one give identical bits.
+// head. fp64 or fp32 (the class is a template on the scalar). The backward is split as a zero-bubble schedule wants it:
+// B computes the input gradient and keeps the gradient at every weight's output; W computes the weight gradients from
+// those and the activations F kept. Every loop runs in a fixed order, and microbatch gradients are kept apart and
+// summed in microbatch order at the end of the step (a left fold), so a pipelined run and --check's sequential one give
+// identical bits.
 //
 // block.cpp registers it as `block`; tests/unit/examples/block_test.cpp checks its gradients
 // against central finite differences.
@@ -32,7 +32,8 @@ namespace block_example {
 
 /// Uniform in [-1, 1), from (seed, stream, index): the same numbers on every rank and process.
 inline double uniform(uint64_t seed, uint64_t stream, uint64_t i) {
-  uint64_t z = seed * 0x9e3779b97f4a7c15ull ^ (stream + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull ^ i * 0x94d049bb133111ebull;
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull ^ (stream + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull ^
+               i * 0x94d049bb133111ebull;
   for (int k = 0; k < 2; ++k) {  // splitmix64's finaliser, twice
     z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -42,8 +43,7 @@ inline double uniform(uint64_t seed, uint64_t stream, uint64_t i) {
   return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-template <class T>
-class Block final : public schedrt::Stage {
+template <class T> class Block final : public schedrt::Stage {
  public:
   Block(const schedrt::StageConfig& c, int32_t stage)
       : d_(static_cast<size_t>(c.hidden)), f_(4 * d_), n_(static_cast<size_t>(c.batch)),
@@ -60,7 +60,8 @@ class Block final : public schedrt::Stage {
       };
       const double sd = 1 / std::sqrt(static_cast<double>(d_)), sf = 1 / std::sqrt(static_cast<double>(f_));
       fill(g1(p), d_, 0.1, 1), fill(b1(p), d_, 0.1, 0);
-      fill(wq(p), d_ * d_, sd, 0), fill(wk(p), d_ * d_, sd, 0), fill(wv(p), d_ * d_, sd, 0), fill(wo(p), d_ * d_, sd, 0);
+      fill(wq(p), d_ * d_, sd, 0), fill(wk(p), d_ * d_, sd, 0), fill(wv(p), d_ * d_, sd, 0),
+          fill(wo(p), d_ * d_, sd, 0);
       fill(g2(p), d_, 0.1, 1), fill(b2(p), d_, 0.1, 0);
       fill(w1(p), d_ * f_, sd, 0), fill(c1(p), f_, 0.1, 0), fill(w2(p), f_ * d_, sf, 0), fill(c2(p), d_, 0.1, 0);
     }
@@ -147,9 +148,10 @@ class Block final : public schedrt::Stage {
   // output), for one microbatch.
   struct Saved {
     std::vector<T> x, xhat1, rstd1, h1, q, k, v, p, a, x2, xhat2, rstd2, h2, u, s;  // F
-    std::vector<T> dh1, dq, dk, dv, dx2, dh2, du, dy;                                // B
+    std::vector<T> dh1, dq, dk, dv, dx2, dh2, du, dy;                               // B
     void resize(size_t n, size_t d, size_t f) {
-      for (auto* t : {&x, &xhat1, &h1, &q, &k, &v, &a, &x2, &xhat2, &h2, &dh1, &dq, &dk, &dv, &dx2, &dh2, &dy}) t->assign(n * d, T(0));
+      for (auto* t : {&x, &xhat1, &h1, &q, &k, &v, &a, &x2, &xhat2, &h2, &dh1, &dq, &dk, &dv, &dx2, &dh2, &dy})
+        t->assign(n * d, T(0));
       rstd1.assign(n, T(0)), rstd2.assign(n, T(0)), p.assign(n * n, T(0));
       u.assign(n * f, T(0)), s.assign(n * f, T(0)), du.assign(n * f, T(0));
     }
@@ -350,7 +352,8 @@ class Block final : public schedrt::Stage {
 };
 
 /// The factory SCHEDRT_REGISTER_STAGE names: fp64 or fp32 by the dtype.
-inline std::unique_ptr<schedrt::Stage> make_block(const schedrt::StageConfig& c, int32_t stage, const schedrt::StageEnv&) {
+inline std::unique_ptr<schedrt::Stage> make_block(const schedrt::StageConfig& c, int32_t stage,
+                                                  const schedrt::StageEnv&) {
   if (c.dtype == schedrt::Dtype::F32) return std::make_unique<Block<float>>(c, stage);
   if (c.dtype == schedrt::Dtype::F64) return std::make_unique<Block<double>>(c, stage);
   throw schedrt::Error("the block stage computes in fp64 or fp32, not " + schedrt::to_string(c.dtype));

@@ -21,7 +21,8 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int
   int64_t x = 0;
   auto res = std::from_chars(v.data(), v.data() + v.size(), x);
   if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
-    throw UsageError{flag + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got `" + v + "`"};
+    throw UsageError{flag + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got `" + v +
+                     "`"};
   return x;
 }
 
@@ -83,8 +84,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("--check", f.check, "compare loss and gradients with a sequential run of the same model (mlp)");
   app.add_option("--format", f.format, "text | json: the report's format (stdout)")->type_name("NAME");
   app.add_flag("--interpret", f.interpret, "run the program's op tables instead of the generated code");
-  app.add_option("--profile", f.profile, "time each stage's F, B, W and the transfers instead, JSON to this file")->type_name("FILE");
-  app.add_option("--fault", f.fault, "testing only: drop-send=R (lose rank R's first send) or throw=R (fail rank R)")->type_name("KIND=R");
+  app.add_option("--profile", f.profile, "time each stage's F, B, W and the transfers instead, JSON to this file")
+      ->type_name("FILE");
+  app.add_option("--fault", f.fault, "testing only: drop-send=R (lose rank R's first send) or throw=R (fail rank R)")
+      ->type_name("KIND=R");
 }
 
 // The values given, checked against the table and against each other, onto `o`.
@@ -98,7 +101,8 @@ ParseResult apply(const CLI::App& app, const Flags& f, const ProgramInfo& info, 
     if (opt.kind == OptionKind::Stage && !is_registered(text))
       throw UsageError{"--stage needs one of " + registered_list() + ", got `" + text + "` (" + kOwnStageHint + ")"};
     auto value = parse_flag_value(opt, text);
-    if (!value) throw UsageError{std::string(opt.flag) + " needs " + expected(opt, Surface::Flag) + ", got `" + text + "`"};
+    if (!value)
+      throw UsageError{std::string(opt.flag) + " needs " + expected(opt, Surface::Flag) + ", got `" + text + "`"};
     set_option(o, opt.id, *value);
   }
   if (given("--format")) o.format = one_of("--format", f.format, {"text", "json"});
@@ -114,15 +118,17 @@ ParseResult apply(const CLI::App& app, const Flags& f, const ProgramInfo& info, 
   }
   const StageMemory memory = o.backend == BackendKind::Cuda ? StageMemory::Device : StageMemory::Host;
   if (!given("--stage") && !is_registered(o.stage))
-    throw UsageError{"stage `" + o.stage + "` (the spec's runtime block) is not registered in this executor; registered stages: " +
+    throw UsageError{"stage `" + o.stage +
+                     "` (the spec's runtime block) is not registered in this executor; registered stages: " +
                      registered_list() + " (" + kOwnStageHint + ")"};
   if (!find_stage(o.stage, memory))
-    throw UsageError{"stage `" + o.stage + "` has no implementation for " + to_string(memory) + " memory, which backend `" +
-                     to_string(o.backend) + "` needs (a StageInfo with `.memory = schedrt::StageMemory::" +
+    throw UsageError{"stage `" + o.stage + "` has no implementation for " + to_string(memory) +
+                     " memory, which backend `" + to_string(o.backend) +
+                     "` needs (a StageInfo with `.memory = schedrt::StageMemory::" +
                      (memory == StageMemory::Device ? "Device" : "Host") + "`)"};
   if (o.check && !has_sequential_reference(o.stage))
-    throw UsageError{"--check needs a stage with a sequential reference (" + reference_stages() + "); stage `" + o.stage +
-                     "` has none (it computes nothing to compare)"};
+    throw UsageError{"--check needs a stage with a sequential reference (" + reference_stages() + "); stage `" +
+                     o.stage + "` has none (it computes nothing to compare)"};
   if (std::string why = check_combination(o); !why.empty()) throw UsageError{why};
   if (!o.profile_path.empty() && (o.check || o.interpret || !o.fault.empty()))
     throw UsageError{"--profile runs no program: it excludes --check, --interpret and --fault"};

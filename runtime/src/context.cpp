@@ -25,7 +25,8 @@ size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 uint64_t OpStatus::pack() const {
   return static_cast<uint64_t>(code) | static_cast<uint64_t>(action.kind) << 8 |
          static_cast<uint64_t>(static_cast<uint16_t>(action.stage)) << 16 |
-         static_cast<uint64_t>(static_cast<uint32_t>(code == OpCode::Post || code == OpCode::Wait ? group : action.mb)) << 32;
+         static_cast<uint64_t>(static_cast<uint32_t>(code == OpCode::Post || code == OpCode::Wait ? group : action.mb))
+             << 32;
 }
 
 OpStatus OpStatus::unpack(uint64_t v) {
@@ -49,7 +50,7 @@ std::string OpStatus::describe() const {
 }
 
 ContextImpl::ContextImpl(const ProgramInfo& info, Backend& backend, std::vector<std::unique_ptr<Stage>> stages,
-                 const RunOptions& options)
+                         const RunOptions& options)
     : info_(info), backend_(backend), options_(options), rank_(backend.rank()), stages_(std::move(stages)) {
   const int32_t S = info.stages, m = info.microbatches;
   for (const auto& st : stages_)
@@ -60,7 +61,8 @@ ContextImpl::ContextImpl(const ProgramInfo& info, Backend& backend, std::vector<
   std::vector<size_t> needed;
   auto need = [&](bool grad, int32_t mb, int32_t s) {
     if (s < 0 || s >= S) return;
-    needed.push_back((static_cast<size_t>(grad) * static_cast<size_t>(m) + static_cast<size_t>(mb)) * static_cast<size_t>(S) +
+    needed.push_back((static_cast<size_t>(grad) * static_cast<size_t>(m) + static_cast<size_t>(mb)) *
+                         static_cast<size_t>(S) +
                      static_cast<size_t>(s));
   };
   for (int32_t mb = 0; mb < m; ++mb)
@@ -104,9 +106,10 @@ Stage& ContextImpl::stage_of(Action a) const {
 
 std::byte* ContextImpl::slot(bool gradient, int32_t mb, int32_t s) const {
   if (s < 0 || s >= info_.stages) return nullptr;
-  std::byte* p = slots_[(static_cast<size_t>(gradient) * static_cast<size_t>(info_.microbatches) + static_cast<size_t>(mb)) *
-                            static_cast<size_t>(info_.stages) +
-                        static_cast<size_t>(s)];
+  std::byte* p =
+      slots_[(static_cast<size_t>(gradient) * static_cast<size_t>(info_.microbatches) + static_cast<size_t>(mb)) *
+                 static_cast<size_t>(info_.stages) +
+             static_cast<size_t>(s)];
   return p;
 }
 
@@ -184,15 +187,17 @@ void ContextImpl::overlapped(Action f, Action b) {
   if (f.kind != Kind::F || !is_backward(b.kind))
     throw Error("an overlapped unit needs a forward and a backward, got `" + format(f) + "` and `" + format(b) + "`");
   Stage& fs = stage_of(f);
-  fs.overlapped(f.mb, f.stage == 0 ? nullptr : payload(slot(false, f.mb, f.stage)), payload(slot(false, f.mb, f.stage + 1)),
-                stage_of(b), b, payload(slot(true, b.mb, b.stage)), payload(slot(true, b.mb, b.stage - 1)));
+  fs.overlapped(f.mb, f.stage == 0 ? nullptr : payload(slot(false, f.mb, f.stage)),
+                payload(slot(false, f.mb, f.stage + 1)), stage_of(b), b, payload(slot(true, b.mb, b.stage)),
+                payload(slot(true, b.mb, b.stage - 1)));
   record(OpCode::Overlapped, f, b, -1, t);
 }
 
 void ContextImpl::post(int32_t group, std::span<const Transfer> transfers) {
   int64_t t = begin_op(OpCode::Post, {}, group);
   if (group < 0 || static_cast<size_t>(group) >= groups_.size())
-    throw Error("rank " + std::to_string(rank_) + " posts group g" + std::to_string(group) + ", which its program does not have");
+    throw Error("rank " + std::to_string(rank_) + " posts group g" + std::to_string(group) +
+                ", which its program does not have");
   Group& g = *groups_[static_cast<size_t>(group)];
   g.transfers.clear();
   for (const Transfer& tr : transfers) {
@@ -219,10 +224,11 @@ void ContextImpl::wait(int32_t group, std::span<const Action> needs) {
   size_t n = 0;
   std::vector<int32_t> more;
   for (const Action& a : needs) {
-    auto it = std::find_if(g.transfers.begin(), g.transfers.end(), [&](const PostedTransfer& p) { return p.transfer.producer == a; });
+    auto it = std::find_if(g.transfers.begin(), g.transfers.end(),
+                           [&](const PostedTransfer& p) { return p.transfer.producer == a; });
     if (it == g.transfers.end())
-      throw Error("rank " + std::to_string(rank_) + " waits in g" + std::to_string(group) + " for `" + format(a) + "`, which g" +
-                  std::to_string(group) + " does not transfer");
+      throw Error("rank " + std::to_string(rank_) + " waits in g" + std::to_string(group) + " for `" + format(a) +
+                  "`, which g" + std::to_string(group) + " does not transfer");
     int32_t idx = static_cast<int32_t>(it - g.transfers.begin());
     if (n < 8) which[n++] = idx;
     else more.push_back(idx);
@@ -306,7 +312,9 @@ void Context::overlapped(Action f, Action b) { impl_.overlapped(f, b); }
 void Context::post(int32_t group, const Transfer* transfers, size_t count) {
   impl_.post(group, std::span<const Transfer>(transfers, count));
 }
-void Context::wait(int32_t group, const Action* needs, size_t count) { impl_.wait(group, std::span<const Action>(needs, count)); }
+void Context::wait(int32_t group, const Action* needs, size_t count) {
+  impl_.wait(group, std::span<const Action>(needs, count));
+}
 void Context::wait_all() { impl_.wait_all(); }
 
 void interpret(Context& ctx, const RankTable& table) {
@@ -318,9 +326,7 @@ void interpret(Context& ctx, const RankTable& table) {
       case OpCode::BackwardWeight: ctx.backward_weight(op.a.mb, op.a.stage); break;
       case OpCode::Backward: ctx.backward(op.a.mb, op.a.stage); break;
       case OpCode::Overlapped: ctx.overlapped(op.a, op.b); break;
-      case OpCode::Post:
-        ctx.post(op.group, table.transfers + op.first, static_cast<size_t>(op.count));
-        break;
+      case OpCode::Post: ctx.post(op.group, table.transfers + op.first, static_cast<size_t>(op.count)); break;
       case OpCode::Wait: ctx.wait(op.group, table.needs + op.first, static_cast<size_t>(op.count)); break;
       case OpCode::WaitAll: ctx.wait_all(); break;
     }
@@ -381,7 +387,8 @@ RankTable decode_table(const int32_t* data, int64_t size) {
   std::lock_guard<std::mutex> lock(decoded_mutex);
   DecodedTable& kept = decoded_tables().emplace_back(std::move(t));
   return RankTable{kept.ops.empty() ? nullptr : kept.ops.data(), static_cast<int32_t>(n_ops),
-                   kept.transfers.empty() ? nullptr : kept.transfers.data(), kept.needs.empty() ? nullptr : kept.needs.data()};
+                   kept.transfers.empty() ? nullptr : kept.transfers.data(),
+                   kept.needs.empty() ? nullptr : kept.needs.data()};
 }
 
 }  // namespace schedrt

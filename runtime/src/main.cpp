@@ -23,8 +23,9 @@ int list_stages(bool json) {
   bool first = true;
   for (const StageInfo& s : registered_stages()) {
     if (json) {
-      out += std::string(first ? "" : ", ") + "{\"name\": " + json_quote(s.name) + ", \"memory\": " +
-             json_quote(to_string(s.memory)) + ", \"reference\": " + (s.has_reference ? "true" : "false") +
+      out += std::string(first ? "" : ", ") + "{\"name\": " + json_quote(s.name) +
+             ", \"memory\": " + json_quote(to_string(s.memory)) +
+             ", \"reference\": " + (s.has_reference ? "true" : "false") +
              ", \"description\": " + json_quote(s.description) + "}";
     } else {
       char line[128];
@@ -61,7 +62,7 @@ int run(const ProgramInfo& info, const RunOptions& opt, int* argc, char*** argv)
   char*** av = argv ? argv : &no_argv;
   std::string failure = opt.backend == BackendKind::Mpi    ? run_mpi(info.ranks, bo, body, ac, av)
                         : opt.backend == BackendKind::Cuda ? run_cuda(info.ranks, bo, body, ac, av)
-                                                : run_threads(info.ranks, bo, body);
+                                                           : run_threads(info.ranks, bo, body);
   if (!failure.empty()) {
     std::fprintf(stderr, "schedrt: error: %s\n", failure.c_str());
     return 1;

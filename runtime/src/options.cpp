@@ -8,16 +8,17 @@
 
 namespace schedrt {
 
-static_assert([] {
-  for (size_t i = 0; i < kOptionCount; ++i)
-    if (static_cast<size_t>(kRuntimeOptions[i].id) != i) return false;
-  return true;
-}(), "kRuntimeOptions is in OptionId order");
+static_assert(
+    [] {
+      for (size_t i = 0; i < kOptionCount; ++i)
+        if (static_cast<size_t>(kRuntimeOptions[i].id) != i) return false;
+      return true;
+    }(),
+    "kRuntimeOptions is in OptionId order");
 
 namespace {
 
-template <class E>
-std::string name_of(std::span<const std::string_view> names, E e) {
+template <class E> std::string name_of(std::span<const std::string_view> names, E e) {
   return std::string(names[static_cast<size_t>(e)]);
 }
 
@@ -48,7 +49,8 @@ const OptionSpec* find_option(std::string_view key) {
 }
 
 std::string range_text(const OptionSpec& o, Surface s) {
-  if (s == Surface::Spec && o.spec_lo_open) return "above " + format_bound(*o.spec_lo_open) + " and at most " + format_bound(o.hi);
+  if (s == Surface::Spec && o.spec_lo_open)
+    return "above " + format_bound(*o.spec_lo_open) + " and at most " + format_bound(o.hi);
   return format_bound(o.lo) + ".." + format_bound(o.hi);
 }
 
@@ -81,7 +83,8 @@ bool in_range(const OptionSpec& o, double v, Surface s) {
 
 bool is_stage_name(std::string_view n) {
   if (n.empty() || n.size() > 64 || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(n.begin(), n.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 std::optional<OptionValue> parse_flag_value(const OptionSpec& o, std::string_view text) {

@@ -136,10 +136,8 @@ double ping_pong(Backend& backend, int32_t a, int32_t b, size_t bytes) {
     ++group;
   };
   auto round_trip = [&] {
-    if (me == a)
-      send_one(), recv_one();
-    else
-      recv_one(), send_one();
+    if (me == a) send_one(), recv_one();
+    else recv_one(), send_one();
     ++seq;
   };
   for (int i = 0; i < 3; ++i) round_trip();
@@ -239,9 +237,10 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
     << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(cfg.stage)
     << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
-    << ", \"layers\": " << cfg.layers << ", \"layers_per_stage\": " << list(per_stage_layers) << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks
-    << ", \"stages\": " << S << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f)
-    << ", \"B\": " << list(b) << ", \"W\": " << list(w) << ", \"FB\": " << (info.cost_fb ? list(fb) : "null");
+    << ", \"layers\": " << cfg.layers << ", \"layers_per_stage\": " << list(per_stage_layers)
+    << ", \"batch\": " << cfg.batch << ", \"ranks\": " << info.ranks << ", \"stages\": " << S
+    << ", \"boundary_bytes\": " << bytes << ", \"unit\": \"us\", \"F\": " << list(f) << ", \"B\": " << list(b)
+    << ", \"W\": " << list(w) << ", \"FB\": " << (info.cost_fb ? list(fb) : "null");
   double comm = 0;
   for (const PairTime& t : pair_times) comm += t.one_way_us;
   o << ", \"comm\": " << (pair_times.empty() ? "null" : num(comm / static_cast<double>(pair_times.size())))

@@ -50,8 +50,7 @@ class Reader {
     pos_ += n;
     return out;
   }
-  template <class T>
-  T get() {
+  template <class T> T get() {
     T v;
     std::memcpy(&v, b_.data() + pos_, sizeof v);
     pos_ += sizeof v;
@@ -265,14 +264,15 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     o << "{\"ok\": " << (ok ? "true" : "false") << ", \"backend\": " << json_quote(backend.name())
       << ", \"ranks\": " << info.ranks << ", \"microbatches\": " << m << ", \"stage\": " << json_quote(cfg.stage)
       << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"layers_per_stage\": [" << list(lps, ", ")
-      << "], \"gradient_bytes_per_stage\": [" << list(grad_bytes, ", ") << "], \"embedding\": "
-      << (cfg.embedding ? "true" : "false") << ", \"head\": " << (cfg.head ? "true" : "false") << ", \"steps\": " << steps
-      << ", \"interpret\": " << (opt.interpret ? "true" : "false") << ", \"loss\": " << (mlp ? num(loss) : "null")
+      << "], \"gradient_bytes_per_stage\": [" << list(grad_bytes, ", ")
+      << "], \"embedding\": " << (cfg.embedding ? "true" : "false") << ", \"head\": " << (cfg.head ? "true" : "false")
+      << ", \"steps\": " << steps << ", \"interpret\": " << (opt.interpret ? "true" : "false")
+      << ", \"loss\": " << (mlp ? num(loss) : "null")
       << ", \"reference_loss\": " << (opt.check ? num(ref.loss) : "null")
       << ", \"max_abs_grad_diff\": " << (opt.check ? num(cmp.max_abs) : "null")
       << ", \"max_rel_grad_diff\": " << (opt.check ? num(cmp.max_rel) : "null")
-      << ", \"tolerance\": " << (opt.check ? num(tolerance) : "null")
-      << ", \"measured_makespan_s\": " << num(measured) << ", \"step_makespans_s\": [";
+      << ", \"tolerance\": " << (opt.check ? num(tolerance) : "null") << ", \"measured_makespan_s\": " << num(measured)
+      << ", \"step_makespans_s\": [";
     for (size_t k = 0; k < steps; ++k) o << (k ? ", " : "") << num(makespans[k]);
     o << "], \"simulated_makespan\": " << num(info.simulated_makespan) << ", \"ms_per_unit\": " << num(opt.ms_per_unit)
       << ", \"simulated_makespan_s\": " << num(simulated_s)
@@ -285,25 +285,29 @@ int report(Backend& backend, const ProgramInfo& info, const RunOptions& opt, con
     std::cout << o.str() << std::flush;
   } else {
     std::ostringstream o;
-    o << "schedrt: " << info.source << ": " << info.ranks << " ranks on " << backend.name() << ", stage "
-      << cfg.stage;
-    if (mlp) o << " (" << to_string(cfg.dtype) << ", hidden " << cfg.hidden << ", layers " << layers_text << ", batch " << cfg.batch << ")";
+    o << "schedrt: " << info.source << ": " << info.ranks << " ranks on " << backend.name() << ", stage " << cfg.stage;
+    if (mlp)
+      o << " (" << to_string(cfg.dtype) << ", hidden " << cfg.hidden << ", layers " << layers_text << ", batch "
+        << cfg.batch << ")";
     o << ", " << m << " microbatches, " << steps << (steps == 1 ? " step" : " steps") << "\n";
     if (mlp) o << "  loss " << num(loss) << (opt.check ? " (sequential reference " + num(ref.loss) + ")" : "") << "\n";
     if (opt.check)
       o << "  gradients vs the sequential reference: max abs diff " << short_num(cmp.max_abs) << ", max rel diff "
-        << short_num(cmp.max_rel) << " (tolerance " << short_num(tolerance) << "): " << (ok ? "ok" : "MISMATCH") << "\n";
+        << short_num(cmp.max_rel) << " (tolerance " << short_num(tolerance) << "): " << (ok ? "ok" : "MISMATCH")
+        << "\n";
     o << "  measured makespan " << short_num(measured * 1e3) << " ms";
-    if (synthetic) o << ", simulated " << short_num(simulated_s * 1e3) << " ms (measured/simulated " << short_num(measured / simulated_s) << ")";
+    if (synthetic)
+      o << ", simulated " << short_num(simulated_s * 1e3) << " ms (measured/simulated "
+        << short_num(measured / simulated_s) << ")";
     else o << " (simulated: " << short_num(info.simulated_makespan) << " time units)";
     o << "\n  executor: " << ops << " ops, " << short_num(ns_per_op) << " ns busy per op\n";
     std::cout << o.str() << std::flush;
   }
   if (!opt.trace.empty()) {
     std::vector<std::pair<std::string, std::string>> meta = {
-        {"source", json_quote(info.source)},  {"measured", "true"},
+        {"source", json_quote(info.source)},     {"measured", "true"},
         {"backend", json_quote(backend.name())}, {"stage", json_quote(cfg.stage)},
-        {"makespan_s", num(measured)},     {"simulated_makespan", num(info.simulated_makespan)},
+        {"makespan_s", num(measured)},           {"simulated_makespan", num(info.simulated_makespan)},
         {"ms_per_unit", num(opt.ms_per_unit)}};
     // Atomically: a temporary beside a regular (or new) file, renamed over it once complete, so a
     // failed or interrupted run never leaves half a trace; devices and FIFOs are written in place.

@@ -52,9 +52,11 @@ std::string trace_json(const std::vector<TraceEvent>& events, int32_t ranks,
   for (int32_t r = 0; r < ranks; ++r) {
     std::string pid = std::to_string(r);
     sep();
-    out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"name\": \"rank " + pid + "\"}}";
+    out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"name\": \"rank " + pid +
+           "\"}}";
     sep();
-    out += "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid + "}}";
+    out += "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid +
+           "}}";
     for (int32_t t = 0; t < 2; ++t) {
       sep();
       out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": " + std::to_string(t) +

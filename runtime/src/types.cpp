@@ -8,7 +8,8 @@ std::string format(Action a) {
 }
 
 std::string format(const Transfer& t) {
-  if (t.dir == Dir::Send) return "send " + format(t.producer) + " -> r" + std::to_string(t.peer) + " #" + std::to_string(t.seq);
+  if (t.dir == Dir::Send)
+    return "send " + format(t.producer) + " -> r" + std::to_string(t.peer) + " #" + std::to_string(t.seq);
   return "recv " + format(t.producer) + " <- r" + std::to_string(t.peer) + " #" + std::to_string(t.seq);
 }
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <queue>
 
-#include "support/numbers.h"
 #include "support/internal_error.h"
+#include "support/numbers.h"
 
 namespace schedc::solver::fam {
 
@@ -47,12 +47,11 @@ std::optional<int32_t> FamilyContext::int_param(std::string_view key, int32_t fa
   if (!prm) return fallback;
   std::string range = std::to_string(lo) + ".." + std::to_string(hi);
   if (!prm->is_number() || !is_int32(prm->number()))
-    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be an integer in " +
-                              range);
+    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be an integer in " + range);
   int32_t v = static_cast<int32_t>(prm->number());
   if (v < lo || v > hi)
-    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be in " + range +
-                              ", got " + backtick(std::to_string(v)));
+    return bad_param(prm, "`" + std::string(key) + "` of family " + backtick(name) + " must be in " + range + ", got " +
+                              backtick(std::to_string(v)));
   return v;
 }
 
@@ -258,9 +257,7 @@ void ListScheduler::add_stream(int32_t rank, std::vector<ir::Action> actions) {
   next_[static_cast<size_t>(rank)].push_back(0);
 }
 
-int64_t ListScheduler::memory_delta(ir::Action a) const {
-  return ir::to_fixed(ir::memory_delta(p_, a), memory_scale_);
-}
+int64_t ListScheduler::memory_delta(ir::Action a) const { return ir::to_fixed(ir::memory_delta(p_, a), memory_scale_); }
 
 int64_t ListScheduler::duration(ir::Action a) const { return ir::to_fixed(ir::cost_of(p_, a), time_scale_); }
 

@@ -127,8 +127,8 @@ class ListScheduler {
     int64_t ready = 0;    // earliest start in ticks given its inputs (not the rank's availability)
   };
   struct RankState {
-    int64_t free_at = 0;  // ticks
-    int64_t memory = 0;   // fixed-point, memory_scale units
+    int64_t free_at = 0;                               // ticks
+    int64_t memory = 0;                                // fixed-point, memory_scale units
     int32_t forwards = 0, backwards = 0, weights = 0;  // counts run so far
   };
   /// Lower keys are preferred among the candidates ready when the rank decides; nullopt: not now.
@@ -180,8 +180,8 @@ class ListScheduler {
   const ir::Problem& p_;
   int64_t time_scale_, memory_scale_;
   std::vector<std::vector<std::vector<ir::Action>>> streams_;  // [rank][stream]
-  std::vector<std::vector<size_t>> next_;                       // [rank][stream]
-  std::vector<std::vector<int32_t>> weights_;                   // [rank] pending W queue (nodes)
+  std::vector<std::vector<size_t>> next_;                      // [rank][stream]
+  std::vector<std::vector<int32_t>> weights_;                  // [rank] pending W queue (nodes)
   std::vector<size_t> weights_next_;
   std::vector<RankState> state_;
   mutable std::optional<ir::DepGraph> graph_;

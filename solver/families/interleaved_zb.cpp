@@ -88,8 +88,8 @@ struct Timing {
 // 2c + 1 hold chunk c's forwards and backwards in table order; the plan's next pass is the first
 // table entry of the kind the plan runs next (after the warm-up: F while fewer than backwards +
 // warm-up + 1 forwards ran) that has not run.
-std::optional<ir::Schedule> timed_order(const ir::Problem& p, const Table& table, int32_t g, int64_t limit,
-                                        Timing opt, const Deadline* deadline) {
+std::optional<ir::Schedule> timed_order(const ir::Problem& p, const Table& table, int32_t g, int64_t limit, Timing opt,
+                                        const Deadline* deadline) {
   const int32_t pp = p.ranks, v = p.stages_per_rank;
   const int32_t total = static_cast<int32_t>(table.size());
   ListScheduler ls(p, deadline);
@@ -117,26 +117,26 @@ std::optional<ir::Schedule> timed_order(const ir::Problem& p, const Table& table
     int64_t d = ls.memory_delta(a);
     return d <= 0 || st.memory + d <= limit;
   };
-  bool ok = ls.run([&](int32_t r, const ListScheduler::Candidate& c,
-                       const ListScheduler::RankState& st) -> std::optional<int64_t> {
-    if (!fits(c.action, st)) return std::nullopt;
-    const bool is_weight = c.stream < 0;
-    if (is_weight && (st.backwards == total || st.backwards >= st.weights + r + 1)) return 0;  // the plan's W
-    const int32_t warmup = warmup_of(p, g, r, total);
-    const bool forward_next = st.backwards == total || st.forwards < warmup ||
-                              (st.forwards < total && st.forwards < st.backwards + warmup + 1);
-    const int32_t next = planned(r, forward_next ? 0 : 1);
-    if (c.stream == next) return 1;
-    const bool other_kind = c.stream == planned(r, forward_next ? 1 : 0);
-    if (!is_weight && !other_kind && !(opt.any_chunk && c.action.kind == ir::ActionKind::B)) return std::nullopt;
-    std::optional<ir::Action> head = next >= 0 ? ls.head(r, next) : std::nullopt;
-    if (is_weight && head && !fits(*head, st)) return 1;  // frees the memory the next F needs
-    const int64_t at = std::max(st.free_at, c.ready);
-    const bool delays = head && at + ls.duration(c.action) > ls.earliest_start(*head);
-    if (delays && (is_weight || !opt.eager)) return std::nullopt;
-    if (is_weight) return 4;
-    return c.action.kind == ir::ActionKind::B ? 2 : 3;
-  });
+  bool ok = ls.run(
+      [&](int32_t r, const ListScheduler::Candidate& c, const ListScheduler::RankState& st) -> std::optional<int64_t> {
+        if (!fits(c.action, st)) return std::nullopt;
+        const bool is_weight = c.stream < 0;
+        if (is_weight && (st.backwards == total || st.backwards >= st.weights + r + 1)) return 0;  // the plan's W
+        const int32_t warmup = warmup_of(p, g, r, total);
+        const bool forward_next = st.backwards == total || st.forwards < warmup ||
+                                  (st.forwards < total && st.forwards < st.backwards + warmup + 1);
+        const int32_t next = planned(r, forward_next ? 0 : 1);
+        if (c.stream == next) return 1;
+        const bool other_kind = c.stream == planned(r, forward_next ? 1 : 0);
+        if (!is_weight && !other_kind && !(opt.any_chunk && c.action.kind == ir::ActionKind::B)) return std::nullopt;
+        std::optional<ir::Action> head = next >= 0 ? ls.head(r, next) : std::nullopt;
+        if (is_weight && head && !fits(*head, st)) return 1;  // frees the memory the next F needs
+        const int64_t at = std::max(st.free_at, c.ready);
+        const bool delays = head && at + ls.duration(c.action) > ls.earliest_start(*head);
+        if (delays && (is_weight || !opt.eager)) return std::nullopt;
+        if (is_weight) return 4;
+        return c.action.kind == ir::ActionKind::B ? 2 : 3;
+      });
   if (!ok || ls.overrides() > 0) return std::nullopt;
   return ls.take();
 }

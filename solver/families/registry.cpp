@@ -48,8 +48,9 @@ const std::vector<Entry>& table() {
             "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
             PlacementKind::Looped, 1),
        fam::generate_gpipe, 1, 1},
-      {info("1f1b", "warm-up of pp-1-r forwards, then one forward one backward, then cool-down (PipeDream-Flush, "
-                    "Megatron, PyTorch Schedule1F1B)",
+      {info("1f1b",
+            "warm-up of pp-1-r forwards, then one forward one backward, then cool-down (PipeDream-Flush, "
+            "Megatron, PyTorch Schedule1F1B)",
             "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
             PlacementKind::Looped, 1),
        fam::generate_one_f_one_b, 1, 1},
@@ -66,8 +67,9 @@ const std::vector<Entry>& table() {
             "direction single, placement looped, vpp >= 1 (default 2)", "", BackwardMode::Fused, Direction::Single,
             PlacementKind::Looped, 0),
        fam::generate_looped_bfs, 2, 1},
-      {info("zb-h1", "Zero Bubble ZB-H1: 1F1B with split backward, W passes deferred to fill the cool-down; "
-                     "1F1B's memory (PyTorch ScheduleInterleavedZeroBubble with one stage per rank)",
+      {info("zb-h1",
+            "Zero Bubble ZB-H1: 1F1B with split backward, W passes deferred to fill the cool-down; "
+            "1F1B's memory (PyTorch ScheduleInterleavedZeroBubble with one stage per rank)",
             "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
             Direction::Single, PlacementKind::Looped, 1),
        fam::generate_zb_h1, 1, 1},
@@ -81,8 +83,9 @@ const std::vector<Entry>& table() {
             "direction single, placement looped, vpp >= 2 (default 2), backward split or mixed", "",
             BackwardMode::Split, Direction::Single, PlacementKind::Looped, 0),
        fam::generate_interleaved_zb, 2, 2},
-      {info("zb-v", "Zero Bubble ZB-V: V-shaped placement, 2pp chunk activations, no bubble when F = B = W "
-                    "(PyTorch ScheduleZBVZeroBubble)",
+      {info("zb-v",
+            "Zero Bubble ZB-V: V-shaped placement, 2pp chunk activations, no bubble when F = B = W "
+            "(PyTorch ScheduleZBVZeroBubble)",
             "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
             Direction::Single, PlacementKind::VShape, 2),
        fam::generate_zb_v, 2, 2},
@@ -98,14 +101,16 @@ const std::vector<Entry>& table() {
             "direction bidirectional, placement looped, vpp = 1, microbatches even", "", BackwardMode::Fused,
             Direction::Bidirectional, PlacementKind::Looped, 1),
        fam::generate_chimera, 1, 1},
-      {info("dualpipe", "DeepSeek DualPipe: bidirectional, overlapped F&B units in the steady phase, zero-bubble W "
-                        "passes at the edges",
+      {info("dualpipe",
+            "DeepSeek DualPipe: bidirectional, overlapped F&B units in the steady phase, zero-bubble W "
+            "passes at the edges",
             "direction bidirectional, placement looped, vpp = 1, pp even, microbatches even and >= 2*pp, backward "
             "mixed or split",
             "", BackwardMode::Mixed, Direction::Bidirectional, PlacementKind::Looped, 1),
        fam::generate_dualpipe, 1, 1, true, 2},
-      {info("dualpipev", "DeepSeek DualPipeV (\"cut-in-half\" DualPipe): V-shaped, overlapped F&B units "
-                         "(PyTorch ScheduleDualPipeV)",
+      {info("dualpipev",
+            "DeepSeek DualPipeV (\"cut-in-half\" DualPipe): V-shaped, overlapped F&B units "
+            "(PyTorch ScheduleDualPipeV)",
             "direction single, placement vshape, vpp = 2, microbatches >= 2*pp, backward mixed or split", "",
             BackwardMode::Mixed, Direction::Single, PlacementKind::VShape, 2),
        fam::generate_dualpipev, 2, 2, false, 2},
@@ -177,8 +182,7 @@ bool check_cap(const FamilyContext& cx, const ir::Schedule& s) {
     held[static_cast<size_t>(r)] += p.static_of(ir::RankId(r));
   int32_t worst = -1;
   for (int32_t r = 0; r < p.ranks; ++r)
-    if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale) &&
-        worst < 0)
+    if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale) && worst < 0)
       worst = r;
   if (worst < 0) return true;
   // In the spec's spelling, units included (`8.4GiB`), so that the value can be pasted back.
@@ -266,8 +270,8 @@ std::optional<ir::Schedule> generate_family(std::string_view name, const ir::Pro
   opts.check_memory = false;  // the cap is checked below, with a message that names the cap needed
   std::vector<ir::VerifyIssue> issues = ir::verify(*s, opts);
   if (!issues.empty()) {
-    SCHEDC_INTERNAL_ERROR("family " + backtick(name) + " produced an invalid schedule for this problem: " +
-                          issues.front().message);
+    SCHEDC_INTERNAL_ERROR("family " + backtick(name) +
+                          " produced an invalid schedule for this problem: " + issues.front().message);
   }
   return s;
 }

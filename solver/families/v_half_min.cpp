@@ -94,7 +94,7 @@ Attempt run_pattern(const ir::Problem& p, Pattern (*pattern)(int32_t, int32_t), 
   };
   std::vector<Pattern> pats;
   std::vector<int64_t> limit;
-  std::vector<std::vector<Item>> order(static_cast<size_t>(n));       // [rank]: passes in slot order
+  std::vector<std::vector<Item>> order(static_cast<size_t>(n));        // [rank]: passes in slot order
   std::vector<std::vector<int32_t>> position(static_cast<size_t>(n));  // [rank][type * m + mb]
   for (int32_t r = 0; r < n; ++r) {
     const int32_t s0 = stage_on(p, 0, r, 0), s1 = stage_on(p, 0, r, 1);

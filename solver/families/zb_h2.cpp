@@ -27,16 +27,16 @@ std::optional<ir::Schedule> generate_zb_h2(const FamilyContext& cx) {
     int64_t per_f = std::max<int64_t>(ls.memory_delta(ir::F(0, s)), 0);
     limit[static_cast<size_t>(r)] = per_f * (2 * int64_t{p.num_stages()} - 1);
   }
-  bool ok = ls.run([&](int32_t r, const ListScheduler::Candidate& c,
-                       const ListScheduler::RankState& st) -> std::optional<int64_t> {
-    int64_t after = st.memory + ls.memory_delta(c.action);
-    bool fits = after <= limit[static_cast<size_t>(r)] || ls.memory_delta(c.action) <= 0;
-    switch (c.action.kind) {
-      case ir::ActionKind::B: return fits ? std::optional<int64_t>(0) : std::nullopt;
-      case ir::ActionKind::F: return fits ? std::optional<int64_t>(1) : std::nullopt;
-      default: return 2;
-    }
-  });
+  bool ok = ls.run(
+      [&](int32_t r, const ListScheduler::Candidate& c, const ListScheduler::RankState& st) -> std::optional<int64_t> {
+        int64_t after = st.memory + ls.memory_delta(c.action);
+        bool fits = after <= limit[static_cast<size_t>(r)] || ls.memory_delta(c.action) <= 0;
+        switch (c.action.kind) {
+          case ir::ActionKind::B: return fits ? std::optional<int64_t>(0) : std::nullopt;
+          case ir::ActionKind::F: return fits ? std::optional<int64_t>(1) : std::nullopt;
+          default: return 2;
+        }
+      });
   if (!ok) return ls.expired() ? std::nullopt : cx.internal("the list scheduler could not complete the streams");
   return ls.take();
 }

@@ -80,15 +80,14 @@ bool same_shape(const ir::Problem& a, const ir::Problem& b, std::string* why) {
   for (int32_t d = 0; d < a.num_directions(); ++d)
     for (int32_t st = 0; st < a.num_stages(); ++st)
       if (a.rank_of(d, ir::StageId(st)) != b.rank_of(d, ir::StageId(st)))
-        return differ("placement", std::string(ir::to_string(a.placement)), std::string(ir::to_string(b.placement)) +
-                      " (stage " + to_string(st) + " is on another rank)");
+        return differ("placement", std::string(ir::to_string(a.placement)),
+                      std::string(ir::to_string(b.placement)) + " (stage " + to_string(st) + " is on another rank)");
   return true;
 }
 
 namespace detail {
 
 namespace {
-
 
 // The most activations each rank of s holds.
 std::vector<double> activation_peaks(const ir::Schedule& s) {
@@ -109,7 +108,8 @@ bool within_caps(const ir::Schedule& s, const ir::Problem& p) {
   const std::vector<double> peaks = ir::peak_memory(s);
   const int64_t scale = ir::memory_scale(p);
   for (int32_t r = 0; r < p.ranks; ++r)
-    if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale)) return false;
+    if (ir::to_fixed(peaks[static_cast<size_t>(r)], scale) > ir::to_fixed(*p.cap_of(ir::RankId(r)), scale))
+      return false;
   return true;
 }
 
@@ -269,7 +269,8 @@ void Search::collect_incumbents() {
         sweep_count = static_cast<size_t>(std::clamp(runs_budget, 8.0, double(sweep.size())));
       }
       size_t classic = variants.size();
-      variants.insert(variants.end(), sweep.begin(), sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
+      variants.insert(variants.end(), sweep.begin(),
+                      sweep.begin() + static_cast<long>(std::min(sweep_count, sweep.size())));
       for (size_t k = 0; k < variants.size(); ++k) {
         const GreedyVariant& v = variants[k];
         if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;  // nothing beats the bound
@@ -283,7 +284,8 @@ void Search::collect_incumbents() {
           if (o_.debug.enabled()) {
             auto sim = ir::simulate(sched);
             o_.debug.print("%s%s -> %s", v.name().c_str(), tag.c_str(),
-                           sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str() : "deadlock");
+                           sim.timeline ? format_number(sim.timeline->metrics.objective_value(p_.objective)).c_str()
+                                        : "deadlock");
           }
           offer(std::move(sched), v.name() + tag);
         } else {

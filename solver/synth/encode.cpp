@@ -98,7 +98,8 @@ void TimeIndexedModel::build() {
     for (int32_t a : acts) {
       auto i = static_cast<size_t>(a);
       // A zero-step action (a rounded-down instance) occupies no step.
-      for (int32_t t = early_[i]; t < late_[i] + inst_.dur[i] && inst_.dur[i] > 0; ++t) at[static_cast<size_t>(t - lo)].push_back(a);
+      for (int32_t t = early_[i]; t < late_[i] + inst_.dur[i] && inst_.dur[i] > 0; ++t)
+        at[static_cast<size_t>(t - lo)].push_back(a);
     }
     for (int32_t t = lo; t < hi; ++t) {
       const auto& here = at[static_cast<size_t>(t - lo)];
@@ -144,7 +145,8 @@ void TimeIndexedModel::build() {
     std::vector<char> check(static_cast<size_t>(horizon_ + 1), 0);
     for (int32_t a : acts)
       if (inst_.mem[static_cast<size_t>(a)] > 0)
-        for (int32_t t = early_[static_cast<size_t>(a)]; t <= late_[static_cast<size_t>(a)]; ++t) check[static_cast<size_t>(t)] = 1;
+        for (int32_t t = early_[static_cast<size_t>(a)]; t <= late_[static_cast<size_t>(a)]; ++t)
+          check[static_cast<size_t>(t)] = 1;
     for (int32_t t = 0; t <= horizon_; ++t) {
       if (!check[static_cast<size_t>(t)]) continue;
       z3::expr_vector lits(ctx_);
@@ -324,8 +326,9 @@ std::vector<std::vector<int32_t>> TimeIndexedModel::orders(int32_t* makespan) co
   std::vector<std::vector<int32_t>> out(inst_.on_rank.size());
   for (size_t r = 0; r < out.size(); ++r) {
     out[r] = inst_.on_rank[r];
-    std::stable_sort(out[r].begin(), out[r].end(),
-                     [&](int32_t a, int32_t b) { return start[static_cast<size_t>(a)] < start[static_cast<size_t>(b)]; });
+    std::stable_sort(out[r].begin(), out[r].end(), [&](int32_t a, int32_t b) {
+      return start[static_cast<size_t>(a)] < start[static_cast<size_t>(b)];
+    });
   }
   return out;
 }

@@ -72,12 +72,10 @@ class TimeIndexedModel {
   bool interrupted_ = false;
   const std::atomic<bool>* stop_ = nullptr;
   /// True (and interrupted_ set) once `stop_` says so.
-  bool stopping() {
-    return interrupted_ = interrupted_ || (stop_ && stop_->load(std::memory_order_relaxed));
-  }
-  std::vector<int32_t> early_, late_;           // window of each action's start
-  std::vector<std::vector<z3::expr>> y_;        // y_[a][t - early]
-  std::vector<std::vector<z3::expr>> origin_;   // max-span: [r][t] <=> origin(r) <= t
+  bool stopping() { return interrupted_ = interrupted_ || (stop_ && stop_->load(std::memory_order_relaxed)); }
+  std::vector<int32_t> early_, late_;          // window of each action's start
+  std::vector<std::vector<z3::expr>> y_;       // y_[a][t - early]
+  std::vector<std::vector<z3::expr>> origin_;  // max-span: [r][t] <=> origin(r) <= t
   std::vector<std::pair<int32_t, z3::expr>> deadlines_;
   EncodingStats stats_;
 };

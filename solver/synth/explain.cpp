@@ -88,14 +88,16 @@ std::vector<ir::Field> unsat_core_fields(const ir::Problem& p, int32_t rank, int
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {
         bool f_before_b = acts[i].kind == ActionKind::F && acts[j].kind != ActionKind::F;
-        bool b_before_w = acts[i].kind == ActionKind::B && acts[j].kind == ActionKind::W && acts[i].stage == acts[j].stage;
+        bool b_before_w = acts[i].kind == ActionKind::B && acts[j].kind == ActionKind::W &&
+                          acts[i].stage == acts[j].stage;
         if (f_before_b || b_before_w) solver.add(z3::implies(order, pos[i] < pos[j]));
       }
     const int64_t scale = ir::memory_scale(p);
     std::vector<z3::expr> delta;
     for (int i = 0; i < n; ++i) {
       z3::expr d = ctx.int_const(("mem_" + ir::format_action(acts[i])).c_str());
-      solver.add(z3::implies(deltas, d == ctx.int_val(static_cast<int64_t>(ir::to_fixed(ir::memory_delta(p, acts[i]), scale)))));
+      solver.add(z3::implies(
+          deltas, d == ctx.int_val(static_cast<int64_t>(ir::to_fixed(ir::memory_delta(p, acts[i]), scale)))));
       delta.push_back(d);
     }
     int64_t limit = ir::to_fixed(*p.cap_of(ir::RankId(rank)), scale);
@@ -113,7 +115,8 @@ std::vector<ir::Field> unsat_core_fields(const ir::Problem& p, int32_t rank, int
     z3::expr_vector core = solver.unsat_core();
     for (unsigned i = 0; i < core.size(); ++i)
       if (std::optional<ir::Field> f = ir::parse_field(core[i].decl().name().str())) fields.push_back(*f);
-    std::sort(fields.begin(), fields.end(), [](ir::Field a, ir::Field b) { return ir::to_string(a) < ir::to_string(b); });
+    std::sort(fields.begin(), fields.end(),
+              [](ir::Field a, ir::Field b) { return ir::to_string(a) < ir::to_string(b); });
     return fields;
   } catch (const z3::exception& e) {
     *error = e.msg();
@@ -145,9 +148,9 @@ std::optional<Infeasibility> explain_cap(const ir::Problem& p) {
       inf.needed = need + stat;
       std::string error;
       inf.conflicting_fields = unsat_core_fields(p, r, d, &error);
-      inf.explanation = "rank " + std::to_string(r) + " must hold the activations of one microbatch on all its stages (" +
-                        format_number(need) + ") before that microbatch's first backward, above its cap of " +
-                        format_number(cap + stat) +
+      inf.explanation = "rank " + std::to_string(r) +
+                        " must hold the activations of one microbatch on all its stages (" + format_number(need) +
+                        ") before that microbatch's first backward, above its cap of " + format_number(cap + stat) +
                         (stat > 0 ? " less its static memory (" + format_number(stat) + ")" : std::string());
       if (!error.empty()) inf.explanation += " (Z3 could not name the conflicting lines: " + error + ")";
       worst = inf;

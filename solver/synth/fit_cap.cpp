@@ -113,7 +113,7 @@ class RankFit {
   int64_t memory_ = 0;
   std::vector<int64_t> delta_;
   std::vector<std::vector<size_t>> mine_;  // per microbatch: its positions in the input, in order
-  std::vector<size_t> next_;                // per microbatch: how many of them have run
+  std::vector<size_t> next_;               // per microbatch: how many of them have run
   std::vector<int64_t> hold_, final_;
   std::vector<char> started_;
   std::vector<size_t> order_;  // unfinished microbatches in the order they started

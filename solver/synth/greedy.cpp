@@ -78,8 +78,7 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
   const int32_t pp = p.ranks, vpp = p.stages_per_rank;
   // Typical durations in steps, for the tolerances.
   std::vector<int32_t> df, dw;
-  for (size_t i = 0; i < inst.size(); ++i)
-    (inst.action[i].kind == ir::ActionKind::F ? df : dw).push_back(inst.dur[i]);
+  for (size_t i = 0; i < inst.size(); ++i) (inst.action[i].kind == ir::ActionKind::F ? df : dw).push_back(inst.dur[i]);
   auto median = [](std::vector<int32_t> v) {
     if (v.empty()) return 0;
     std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
@@ -92,8 +91,8 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
     int32_t warm;
   };
   // The Zero Bubble prototype's winners first (2p with slope 2, the timed warm-up), then the rest.
-  std::vector<Limit> limits = {{2 * pp * vpp, 2, -1}, {-1, 0, 0}, {(2 * pp - 1) * vpp, 2, -1}, {-1, 0, 1},
-                               {-1, 0, 2}, {-1, 0, -1}};
+  std::vector<Limit> limits = {
+      {2 * pp * vpp, 2, -1}, {-1, 0, 0}, {(2 * pp - 1) * vpp, 2, -1}, {-1, 0, 1}, {-1, 0, 2}, {-1, 0, -1}};
   for (double L : {1.0, 1.5, 2.0, 3.0})
     for (double slope : {0.0, 1.0, 1.5, 2.0, 2.5}) limits.push_back({static_cast<int32_t>(L * pp * vpp), slope, -1});
   for (int32_t extra : {-2, -1, 2})
@@ -118,7 +117,8 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
   };
   std::vector<GreedyVariant> unique;
   for (const GreedyVariant& v : out)
-    if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return same(u, v); })) unique.push_back(v);
+    if (std::none_of(unique.begin(), unique.end(), [&](const GreedyVariant& u) { return same(u, v); }))
+      unique.push_back(v);
   // Under a cap, the first ones again with global admission (deadlock-free; GreedyVariant::admission).
   // Two directions deadlock without it, so there they come right after the first dozen; with one
   // direction they come last, run only when the budget outlasts the rest of the sweep.
@@ -301,8 +301,7 @@ class Greedy {
   }
   // Starts action `b` on free rank r at t: its order, memory and reservations; returns through
   // `ready` the successors it makes candidates.
-  template <class OnCandidate>
-  void take(size_t r, size_t b, int64_t t, int64_t& next_event, OnCandidate on_candidate) {
+  template <class OnCandidate> void take(size_t r, size_t b, int64_t t, int64_t& next_event, OnCandidate on_candidate) {
     orders_[r].push_back(static_cast<int32_t>(b));
     memory_[r] += inst_.mem[b];
     if (banker_) {
@@ -496,7 +495,7 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_indexed(const Deadl
   using Keyed = std::pair<int64_t, int32_t>;  // (key, node): keys are unique per instance
   using Timed = std::pair<int64_t, int32_t>;  // (ready, node)
   using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>>;
-  struct Bucket {   // ready forwards of microbatches not started on the rank
+  struct Bucket {  // ready forwards of microbatches not started on the rank
     int32_t dir;
     int64_t total;  // their forward total on the rank; -1: they add no memory (or no cap)
     // Admitted when they became ready. A microbatch not admitted yet has no action run, so its
@@ -653,7 +652,8 @@ std::optional<std::vector<std::vector<int32_t>>> Greedy::run_indexed(const Deadl
       Forward f = best_forward(r);
       int32_t best = f.pick;
       int64_t best_key = f.key;
-      if (!pl.back.empty() && pl.back.begin()->first < best_key) best_key = pl.back.begin()->first, best = pl.back.begin()->second;
+      if (!pl.back.empty() && pl.back.begin()->first < best_key)
+        best_key = pl.back.begin()->first, best = pl.back.begin()->second;
       if (!pl.w.empty() && pl.w.begin()->first < best_key) best_key = pl.w.begin()->first, best = pl.w.begin()->second;
       if (plain_starts(best, t, soon, static_cast<int64_t>(pl.w.size()), f.blocked)) take_on(r, best);
     }

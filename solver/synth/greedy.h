@@ -17,7 +17,7 @@ struct GreedyVariant {
   bool breadth_first = false;    // forwards: all microbatches of a stage before the next stage
   int64_t cap_slack = 0;         // forwards keep this much memory (fixed point) below the cap
   bool lookahead = false;        // idle rather than start a forward that a known backward would wait on
-  int32_t w_reserve = 0;         // keep this many weight gradients pending (unless memory needs them) to fill the cool-down
+  int32_t w_reserve = 0;  // keep this many weight gradients pending (unless memory needs them) to fill the cool-down
   /// Zero Bubble rules instead of `priority`: a ready backward first; else a forward, unless a
   /// backward whose inputs are scheduled arrives more than `tol_f` steps before it would end (or
   /// `tol_f` < 0); else a weight gradient, unless such a backward arrives more than `tol_w` steps

@@ -40,7 +40,7 @@ void add_memory_edges(Instance& inst) {
     for (size_t i = 0; i < mbs.size(); ++i) {
       int64_t need = a * static_cast<int64_t>(i + 1) - cap;
       if (need <= 0) continue;
-      int64_t backwards = (need + b + w - 1) / (b + w);  // nB >= this
+      int64_t backwards = (need + b + w - 1) / (b + w);   // nB >= this
       if (backwards > static_cast<int64_t>(i)) continue;  // cannot be met; the SAT model says so
       int32_t from = inst.node(bk, mbs[static_cast<size_t>(backwards - 1)], s);
       int32_t to = inst.node(ir::ActionKind::F, mbs[i], s);
@@ -82,7 +82,8 @@ void normalize_memory(Instance& inst) {
   // The encoding sums a rank's deltas against its cap in 32-bit coefficients.
   constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() / 2;
   std::vector<int64_t> total(inst.cap.size(), 0);
-  for (size_t i = 0; i < inst.size(); ++i) total[static_cast<size_t>(inst.rank[i])] += inst.mem[i] < 0 ? -inst.mem[i] : inst.mem[i];
+  for (size_t i = 0; i < inst.size(); ++i)
+    total[static_cast<size_t>(inst.rank[i])] += inst.mem[i] < 0 ? -inst.mem[i] : inst.mem[i];
   inst.memory_fits_pb = true;
   for (size_t r = 0; r < inst.cap.size(); ++r)
     if (inst.cap[r] >= 0 && (total[r] > kLimit || inst.cap[r] > kLimit)) inst.memory_fits_pb = false;
@@ -253,12 +254,14 @@ void propagate(Instance& inst, const std::vector<int32_t>& order) {
   for (int32_t a : order) {
     auto i = static_cast<size_t>(a);
     for (const auto& e : inst.succ[i])
-      inst.head[static_cast<size_t>(e.to)] = std::max(inst.head[static_cast<size_t>(e.to)], inst.head[i] + inst.dur[i] + e.lag);
+      inst.head[static_cast<size_t>(e.to)] = std::max(inst.head[static_cast<size_t>(e.to)],
+                                                      inst.head[i] + inst.dur[i] + e.lag);
   }
   for (size_t k = order.size(); k-- > 0;) {
     auto i = static_cast<size_t>(order[k]);
     for (const auto& e : inst.succ[i])
-      inst.tail[i] = std::max(inst.tail[i], e.lag + inst.dur[static_cast<size_t>(e.to)] + inst.tail[static_cast<size_t>(e.to)]);
+      inst.tail[i] = std::max(inst.tail[i],
+                              e.lag + inst.dur[static_cast<size_t>(e.to)] + inst.tail[static_cast<size_t>(e.to)]);
   }
 }
 

@@ -53,7 +53,7 @@ struct InstanceOptions {
   /// 0: the exact grid (gcd of all durations and the comm lag). A grid whose step counts would not
   /// fit the instance's 32-bit times is replaced by the smallest multiple of it that fits.
   int64_t ticks_per_step = 0;
-  bool symmetry = true;        // microbatches of one direction in order on every stage
+  bool symmetry = true;  // microbatches of one direction in order on every stage
   /// With symmetry and a cap: precedence edges the cap implies on one-stage ranks (F(i) needs an
   /// earlier backward to have freed memory), which narrow every window of the SAT encoding.
   bool memory_edges = true;

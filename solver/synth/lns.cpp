@@ -19,8 +19,8 @@ struct Slot {
 }  // namespace
 
 std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Timeline& tl, int64_t t0, int64_t t1,
-                                           int64_t target, int64_t grid, z3::context& ctx,
-                                           const z3::params& limits, int64_t max_literals, LnsStats& stats) {
+                                           int64_t target, int64_t grid, z3::context& ctx, const z3::params& limits,
+                                           int64_t max_literals, LnsStats& stats) {
   const ir::Problem& p = inc.problem;
   const size_t R = inc.ranks.size();
   const int64_t delta = t1 - t0;  // the fixed-order part after the window that the model also times
@@ -63,7 +63,9 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
     far_succ[r].resize(inc.ranks[r].size());
     far_indeg[r].assign(inc.ranks[r].size(), 0);
   }
-  auto is_far = [&](ir::ScheduleIndex::Pos q) { return zone[static_cast<size_t>(q.rank)][static_cast<size_t>(q.index)] == Zone::Far; };
+  auto is_far = [&](ir::ScheduleIndex::Pos q) {
+    return zone[static_cast<size_t>(q.rank)][static_cast<size_t>(q.index)] == Zone::Far;
+  };
   for (size_t r = 0; r < R; ++r)
     for (size_t i = 0; i < inc.ranks[r].size(); ++i) {
       if (zone[r][i] != Zone::Far) continue;
@@ -148,7 +150,9 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
         pre_mem[r] += ir::to_fixed(ir::memory_delta(p, inc.ranks[r][i]), mscale);
       }
   const int64_t origin = std::max<int64_t>(0, (t0 - 4 * delta) / grid * grid);
-  auto steps = [&](int64_t ticks) { return static_cast<int32_t>((std::max<int64_t>(0, ticks - origin) + grid - 1) / grid); };
+  auto steps = [&](int64_t ticks) {
+    return static_cast<int32_t>((std::max<int64_t>(0, ticks - origin) + grid - 1) / grid);
+  };
   auto dur_steps = [&](int64_t ticks) { return std::max<int32_t>(1, static_cast<int32_t>((ticks + grid / 2) / grid)); };
   Instance sub;
   sub.problem = &p;
@@ -187,7 +191,9 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
       bool cross = ir::rank_of(p, d) != ir::rank_of(p, a);
       int32_t from = node[static_cast<size_t>(q.rank)][static_cast<size_t>(q.index)];
       if (from >= 0) add_edge(from, static_cast<int32_t>(k), cross ? comm_steps : 0);
-      else release = std::max(release, tl.end[static_cast<size_t>(q.rank)][static_cast<size_t>(q.index)] + (cross ? comm : 0));
+      else
+        release = std::max(release,
+                           tl.end[static_cast<size_t>(q.rank)][static_cast<size_t>(q.index)] + (cross ? comm : 0));
     }
     sub.release[k] = steps(release);
   }
@@ -213,7 +219,10 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
     for (size_t i = 0; i < inc.ranks[r].size(); ++i) {
       if (zone[r][i] != Zone::Far) continue;
       int64_t d = dur_of(r, i) + far_tail[r][i];
-      auto put = [&](int32_t k) { sub.delivery[static_cast<size_t>(k)] = std::max(sub.delivery[static_cast<size_t>(k)], static_cast<int32_t>((d + grid - 1) / grid)); };
+      auto put = [&](int32_t k) {
+        sub.delivery[static_cast<size_t>(k)] = std::max(sub.delivery[static_cast<size_t>(k)],
+                                                        static_cast<int32_t>((d + grid - 1) / grid));
+      };
       if (first_near >= 0) put(last);
       else
         for (int32_t f : free_nodes) put(f);
@@ -231,7 +240,8 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
         if (k < 0) continue;
         int64_t lag = ir::rank_of(p, d) == ir::rank_of(p, a) ? 0 : comm;
         int64_t need = lag + dur_of(r, i) + far_tail[r][i];
-        sub.delivery[static_cast<size_t>(k)] = std::max(sub.delivery[static_cast<size_t>(k)], static_cast<int32_t>((need + grid - 1) / grid));
+        sub.delivery[static_cast<size_t>(k)] = std::max(sub.delivery[static_cast<size_t>(k)],
+                                                        static_cast<int32_t>((need + grid - 1) / grid));
       }
     }
   const int32_t horizon = static_cast<int32_t>((target - origin) / grid);
@@ -268,7 +278,8 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
     for (size_t i = 0; i < inc.ranks[r].size(); ++i)
       if (zone[r][i] == Zone::Pre) out.ranks[r].push_back(inc.ranks[r][i]);
     for (int32_t k : sub_orders[r])
-      if (zone[r][static_cast<size_t>(slots[static_cast<size_t>(k)].index)] == Zone::Free) out.ranks[r].push_back(sub.action[static_cast<size_t>(k)]);
+      if (zone[r][static_cast<size_t>(slots[static_cast<size_t>(k)].index)] == Zone::Free)
+        out.ranks[r].push_back(sub.action[static_cast<size_t>(k)]);
     for (size_t i = 0; i < inc.ranks[r].size(); ++i)
       if (zone[r][i] == Zone::Near || zone[r][i] == Zone::Far) out.ranks[r].push_back(inc.ranks[r][i]);
   }

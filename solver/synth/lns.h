@@ -14,11 +14,11 @@
 namespace schedc::solver {
 
 struct LnsStats {
-  int64_t windows = 0;   // windows tried
-  int64_t models = 0;    // SAT models built
-  int64_t improved = 0;  // windows that gave a better schedule
-  EncodingStats largest; // the largest model built
-  uint64_t rlimit = 0;   // Z3 resource units spent (deterministic budgets)
+  int64_t windows = 0;    // windows tried
+  int64_t models = 0;     // SAT models built
+  int64_t improved = 0;   // windows that gave a better schedule
+  EncodingStats largest;  // the largest model built
+  uint64_t rlimit = 0;    // Z3 resource units spent (deterministic budgets)
 };
 
 /// A schedule with makespan <= `target` (ticks) obtained by reordering the actions of `incumbent`

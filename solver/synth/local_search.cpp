@@ -73,8 +73,12 @@ class Annealer {
     saved_.push_back(cur_[r]);
   }
   static void move_to(std::vector<int32_t>& order, size_t from, size_t to) {
-    if (from < to) std::rotate(order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1, order.begin() + static_cast<long>(to) + 1);
-    else if (to < from) std::rotate(order.begin() + static_cast<long>(to), order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1);
+    if (from < to)
+      std::rotate(order.begin() + static_cast<long>(from), order.begin() + static_cast<long>(from) + 1,
+                  order.begin() + static_cast<long>(to) + 1);
+    else if (to < from)
+      std::rotate(order.begin() + static_cast<long>(to), order.begin() + static_cast<long>(from),
+                  order.begin() + static_cast<long>(from) + 1);
   }
   /// True when every same-rank dependency of `a` stands before position `at`.
   bool same_rank_pred_before(int32_t a, size_t at) const {
@@ -187,7 +191,8 @@ bool Annealer::move_swap() {
       for (size_t x = a0; x <= a1; ++x)
         if (sim_.preds_begin(order[y])[k].node == order[x]) return false;
   save(r);
-  std::rotate(order.begin() + static_cast<long>(a0), order.begin() + static_cast<long>(b0), order.begin() + static_cast<long>(b1) + 1);
+  std::rotate(order.begin() + static_cast<long>(a0), order.begin() + static_cast<long>(b0),
+              order.begin() + static_cast<long>(b1) + 1);
   return true;
 }
 
@@ -255,7 +260,8 @@ bool Annealer::move_pair() {
   const size_t hi = std::min(order.size() - 1, i + static_cast<size_t>(reach));
   size_t seen = 0, chosen = 0;
   for (size_t j = lo; j <= hi; ++j)
-    if (j != i && units_[static_cast<size_t>(order[j])] < 0 && sim_.can_pair(a, order[j]) && pick(++seen) == 0) chosen = j;
+    if (j != i && units_[static_cast<size_t>(order[j])] < 0 && sim_.can_pair(a, order[j]) && pick(++seen) == 0)
+      chosen = j;
   if (seen == 0) return false;
   int32_t b = order[chosen];
   if (chosen > i + 1 && !same_rank_pred_before(b, i + 1)) return false;

@@ -159,8 +159,10 @@ class PairScheduler {
             break;
           }
           ir::Action c = g_.action(f);
-          bool better = v_.deep_first ? std::pair(-a.stage.value, arrive_[xi]) < std::pair(-c.stage.value, arrive_[static_cast<size_t>(f)])
-                                      : std::pair(arrive_[xi], a.mb.value) < std::pair(arrive_[static_cast<size_t>(f)], c.mb.value);
+          bool better = v_.deep_first ? std::pair(-a.stage.value, arrive_[xi]) <
+                                            std::pair(-c.stage.value, arrive_[static_cast<size_t>(f)])
+                                      : std::pair(arrive_[xi], a.mb.value) <
+                                            std::pair(arrive_[static_cast<size_t>(f)], c.mb.value);
           if (better) f = x;
           break;
         }

@@ -40,8 +40,8 @@ std::string ProgressReporter::format(const ProgressState& state, double seconds)
   double bound = state.bound.value_or(0);
   double gap = *state.best > 0 ? (*state.best - bound) / *state.best : 0;
   line << "solve: best " << format_number(*state.best) << unit << " (" << state.found_by << "), bound "
-       << format_number(bound) << unit << ", gap " << std::setprecision(1) << 100 * gap << "%, "
-       << std::setprecision(1) << seconds << " s";
+       << format_number(bound) << unit << ", gap " << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1)
+       << seconds << " s";
   return line.str();
 }
 

@@ -19,7 +19,7 @@ struct ProgressState {
   std::optional<double> best;
   std::string found_by;
   std::optional<double> bound;  // absent until the lower bound is computed
-  std::string unit;  // the problem's time unit, "" for plain numbers
+  std::string unit;             // the problem's time unit, "" for plain numbers
 };
 
 class ProgressReporter {

@@ -173,8 +173,8 @@ void Prover::exact_probe(int64_t objective_ticks) {
     return;
   }
   if (res == z3::unknown) {
-    unknown("Z3 gave no answer within " + format_number(o_.time_limit_s) + " s (" +
-            model.solver().reason_unknown() + ")");
+    unknown("Z3 gave no answer within " + format_number(o_.time_limit_s) + " s (" + model.solver().reason_unknown() +
+            ")");
     return;
   }
   // sat: a better schedule, re-simulated exactly.
@@ -184,9 +184,9 @@ void Prover::exact_probe(int64_t objective_ticks) {
   double value = sim.timeline ? sim.timeline->metrics.makespan : 0;
   if (!sim.timeline || !(value < r_.objective)) {
     r_.verdict = ProofVerdict::Internal;
-    std::string what = !issues.empty()  ? "it is invalid: " + issues[0].message
-                       : sim.timeline ? "it simulates to " + format_number(value)
-                                      : std::string("it deadlocks");
+    std::string what = !issues.empty() ? "it is invalid: " + issues[0].message
+                       : sim.timeline  ? "it simulates to " + format_number(value)
+                                       : std::string("it deadlocks");
     r_.message = "Z3 found a schedule that finishes by " + format_number(by) + " " + grid_text + ", but " + what;
     return;
   }

@@ -38,7 +38,8 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
     horizon = static_cast<int32_t>(ub / grid);  // the incumbent's image ends by then
     int64_t estimate = estimate_literals(*inst, horizon);
     if (estimate <= o.max_literals) break;
-    grid *= std::max<int64_t>(2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o.max_literals)) * 1.2)));
+    grid *= std::max<int64_t>(
+        2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o.max_literals)) * 1.2)));
     inst.reset();
   }
   if (!inst || !inst->memory_fits_pb || stopped()) return out;
@@ -48,7 +49,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   if (lo > hi) return out;
   TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx, o.stop);
   if (model.interrupted() || !model.feasible_horizon()) return out;  // cannot be: the incumbent's image fits
-  int32_t proved = -1;  // the largest horizon shown to have no solution
+  int32_t proved = -1;                                               // the largest horizon shown to have no solution
   // The first probe at lo says whether the relaxation beats the bound at all; then steps that
   // double while unsat (a probe far above the optimum is sat quickly, one just below it is the
   // hard kind), and bisection once one was sat.
@@ -87,8 +88,8 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   if (!(bound > lower)) return out;
   out.bound = bound;
   out.reason = "Z3 proved that the problem with every duration and comm rounded down to a grid of " +
-               format_number(static_cast<double>(grid) / static_cast<double>(scale)) +
-               " has no schedule before " + format_number(bound);
+               format_number(static_cast<double>(grid) / static_cast<double>(scale)) + " has no schedule before " +
+               format_number(bound);
   return out;
 }
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
@@ -194,7 +194,6 @@ void Search::progress(bool final) {
   reporter_.publish(state, final);
 }
 
-
 void Search::z3_search() {
   // Past the limit even building the model (seconds at pp 1024) would overshoot it.
   // Building the instance alone takes a few passes over the problem (seconds at pp 1024).
@@ -240,7 +239,8 @@ void Search::z3_search() {
     }
     int64_t estimate = estimate_literals(*inst, horizon);
     if (estimate <= o_.max_literals) break;
-    int64_t factor = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o_.max_literals)) * 1.2)));
+    int64_t factor = std::max<int64_t>(
+        2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o_.max_literals)) * 1.2)));
     grid *= factor;
     inst.reset();
   }
@@ -254,7 +254,8 @@ void Search::z3_search() {
     return;
   }
   complete = complete && inst->exact;
-  method_ = complete ? "time-indexed SAT, exact" : "time-indexed SAT, grid " + format_number(double(grid) / double(scale));
+  method_ = complete ? "time-indexed SAT, exact"
+                     : "time-indexed SAT, grid " + format_number(double(grid) / double(scale));
 
   auto steps_floor = [&](double v) { return static_cast<int32_t>(ir::to_fixed(v, scale) / grid); };
   auto steps_ceil = [&](double v) { return static_cast<int32_t>((ir::to_fixed(v, scale) + grid - 1) / grid); };
@@ -267,9 +268,9 @@ void Search::z3_search() {
   TimeIndexedModel model(*inst, horizon, !makespan, ctx, o_.stop);
   if (model.interrupted()) return;  // half built: it says nothing
   encoding_ = model.stats();
-  o_.debug.print("model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld",
-                 elapsed(), (long long)encoding_.literals, (long long)encoding_.clauses,
-                 (long long)encoding_.pseudo_boolean, horizon, lo, (long long)grid);
+  o_.debug.print("model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld", elapsed(),
+                 (long long)encoding_.literals, (long long)encoding_.clauses, (long long)encoding_.pseudo_boolean,
+                 horizon, lo, (long long)grid);
   if (!model.feasible_horizon()) {
     if (complete) {
       lower_ = best_->value;
@@ -296,19 +297,24 @@ void Search::z3_search() {
     z3::check_result r = model.probe(probe);
     ++probes_;
     o_.debug.print("probe %d -> %s at %.2f s", probe,
-                   r == z3::sat ? "sat" : r == z3::unsat ? "unsat" : "unknown", elapsed());
+                   r == z3::sat     ? "sat"
+                   : r == z3::unsat ? "unsat"
+                                    : "unknown",
+                   elapsed());
     z3::stats st = model.solver().statistics();
     for (unsigned i = 0; i < st.size(); ++i)
       if (st.key(i) == "rlimit count") rlimit_used_ = static_cast<uint64_t>(st.uint_value(i));
     if (r == z3::sat) {
       int32_t model_makespan = probe;
       ir::Schedule s = to_schedule(*inst, model.orders(&model_makespan));
-      if (o_.z3_fault == SolveOptions::Z3Fault::InvalidModel && !s.ranks.empty() && !s.ranks[0].empty()) s.ranks[0].pop_back();
+      if (o_.z3_fault == SolveOptions::Z3Fault::InvalidModel && !s.ranks.empty() && !s.ranks[0].empty())
+        s.ranks[0].pop_back();
       auto issues = ir::verify(s);
       if (!issues.empty()) {
         solver_error_ = "internal: a Z3 model gave an invalid schedule: " + issues[0].message;
         warnings_.push_back("a Z3 model gave an invalid schedule (a bug in schedc), so the whole-instance model was "
-                            "dropped and the search went on without it: " + issues[0].message);
+                            "dropped and the search went on without it: " +
+                            issues[0].message);
         return;
       }
       offer(std::move(s), "z3");
@@ -333,7 +339,8 @@ void Search::z3_search() {
   for (unsigned i = 0; i < st.size(); ++i) {
     std::string key = st.key(i);
     // Time, memory and allocation counts differ between runs; everything kept here is deterministic.
-    if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos) continue;
+    if (key == "memory" || key == "max memory" || key == "num allocs" || key.find("time") != std::string::npos)
+      continue;
     std::variant<uint64_t, double> value = st.is_uint(i) ? std::variant<uint64_t, double>(uint64_t{st.uint_value(i)})
                                                          : std::variant<uint64_t, double>(st.double_value(i));
     auto same = std::find_if(z3_stats_.begin(), z3_stats_.end(), [&](const auto& kv) { return kv.first == key; });
@@ -373,8 +380,8 @@ void Search::relax() {
   Relaxation rx = relaxed_bound(p_, lower_, best_->value, ctx, ro);
   probes_ += rx.probes;
   rlimit_used_ += spent;
-  o_.debug.print("relaxation on grid %lld: %d probes, bound %s at %.2f s", (long long)rx.grid,
-                 rx.probes, format_number(rx.bound).c_str(), elapsed());
+  o_.debug.print("relaxation on grid %lld: %d probes, bound %s at %.2f s", (long long)rx.grid, rx.probes,
+                 format_number(rx.bound).c_str(), elapsed());
   if (rx.bound > lower_) {
     lower_ = rx.bound;
     bound_reason_ = rx.reason;
@@ -422,9 +429,10 @@ void Search::lns() {
         } else {
           prm.set("timeout", timeout_ms(std::min(usable(), 3.0)));
         }
-        auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals, lns_);
-        o_.debug.print("window [%lld, %lld) grid %lld: %s", (long long)t0, (long long)(t0 + width),
-                       (long long)grid, s ? "schedule" : "-");
+        auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, prm, o_.max_literals,
+                                lns_);
+        o_.debug.print("window [%lld, %lld) grid %lld: %s", (long long)t0, (long long)(t0 + width), (long long)grid,
+                       s ? "schedule" : "-");
         if (!s) continue;
         double before = best_->value;
         offer(std::move(*s), "lns");
@@ -481,7 +489,8 @@ void Search::chains(const ir::Schedule& start, uint64_t evals, double seconds) {
     lo.max_evals = evals;
   } else {
     lo.max_evals = std::numeric_limits<uint64_t>::max();
-    lo.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
+    lo.deadline = Clock::now() +
+                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
   }
   if (lo.max_evals == 0 || (!o_.deterministic && seconds <= 0)) return;
   // Independent chains (seeds differ) from the same start, each with the whole budget; the best

@@ -96,7 +96,8 @@ class Search {
     Deadline d;
     d.stop = o_.stop;
     if (!o_.deterministic)
-      d.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(usable(), 0.0, 1e9)));
+      d.at = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(usable(), 0.0, 1e9)));
     return d;
   }
   void drop_bound(double value, const std::string& name);
@@ -144,7 +145,7 @@ class Search {
   size_t local_threads_ = 0;
   EncodingStats encoding_;
   std::string method_ = "none";
-  std::string solver_error_;  // the last Z3 failure, for the provenance
+  std::string solver_error_;           // the last Z3 failure, for the provenance
   std::vector<std::string> warnings_;  // every Z3 failure, for SolveResult::warnings
   std::vector<std::pair<std::string, std::variant<uint64_t, double>>> z3_stats_;  // Z3's deterministic ones
   bool bound_known_ = false;  // lower_ holds the computed bound (progress lines show it)

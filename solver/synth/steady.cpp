@@ -14,14 +14,17 @@ ir::Schedule in_microbatch_order(const ir::Schedule& s) {
   // (each stage lives on one rank).
   std::vector<int32_t> seen(static_cast<size_t>(4 * S), 0);
   for (auto& order : out.ranks)
-    for (ir::Action& a : order) a.mb = ir::MbId(seen[static_cast<size_t>(static_cast<int>(a.kind) * S + a.stage.value)]++);
+    for (ir::Action& a : order)
+      a.mb = ir::MbId(seen[static_cast<size_t>(static_cast<int>(a.kind) * S + a.stage.value)]++);
   return out;
 }
 
 std::optional<ir::Schedule> extend_periodic(const ir::Schedule& small_in, const ir::Problem& big, int32_t period) {
   const ir::Problem& sp = small_in.problem;
-  if (period <= 0 || big.microbatches <= sp.microbatches || (big.microbatches - sp.microbatches) % period != 0) return std::nullopt;
-  if (sp.direction != ir::Direction::Single || sp.backward == ir::BackwardMode::Mixed || small_in.has_overlap()) return std::nullopt;
+  if (period <= 0 || big.microbatches <= sp.microbatches || (big.microbatches - sp.microbatches) % period != 0)
+    return std::nullopt;
+  if (sp.direction != ir::Direction::Single || sp.backward == ir::BackwardMode::Mixed || small_in.has_overlap())
+    return std::nullopt;
   const ir::Schedule small = in_microbatch_order(small_in);
   ir::SimResult sim = ir::simulate(small);
   if (!sim.timeline) return std::nullopt;

@@ -18,8 +18,7 @@ class Bytes {
  public:
   Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   int pick(int n) { return static_cast<int>(next() % static_cast<unsigned>(n)); }
-  template <size_t N>
-  double from(const double (&table)[N]) {
+  template <size_t N> double from(const double (&table)[N]) {
     return table[static_cast<size_t>(pick(static_cast<int>(N)))];
   }
   /// A hash of the bytes not read yet, to seed a generator with.
@@ -92,7 +91,8 @@ inline ir::Schedule random_order(const ir::Problem& p, test::Rng& rng, int pair_
       bool other_sort = a.kind == ActionKind::F ? is_backward(b.kind) : b.kind == ActionKind::F;
       if (other_sort && b.mb != a.mb && rank_of(p, b) == rank_of(p, a)) partners.push_back(i);
     }
-    if (!partners.empty()) deal(partners[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(partners.size()) - 1))]);
+    if (!partners.empty())
+      deal(partners[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(partners.size()) - 1))]);
   }
   return s;
 }

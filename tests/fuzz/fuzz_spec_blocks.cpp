@@ -93,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t errors_before = s.diags.error_count();
   codegen::RuntimeConfig config;
   bool runtime_ok = codegen::read_runtime_config(in.spec.runtime, config, s.diags);
-  require(runtime_ok == (s.diags.error_count() == errors_before), "read_runtime_config's result disagrees with its errors");
+  require(runtime_ok == (s.diags.error_count() == errors_before),
+          "read_runtime_config's result disagrees with its errors");
 
   const frontend::ScheduleSource& src = in.spec.schedule;
   const bool solve = schedule_flags.solve || (!schedule_flags.family && src.kind == frontend::SourceKind::Solve);

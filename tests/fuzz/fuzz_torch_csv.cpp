@@ -53,7 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (h[0] & 2) base.microbatches = h[2], given[ir::Field::Microbatches] = {};
   if (h[0] & 4) base.backward = static_cast<ir::BackwardMode>(h[3] % 3), given[ir::Field::Backward] = {};
   if (h[0] & 8) {
-    base.placement = h[4] % 3 == 0 ? ir::PlacementKind::Looped : h[4] % 3 == 1 ? ir::PlacementKind::VShape : ir::PlacementKind::Wave;
+    base.placement = h[4] % 3 == 0   ? ir::PlacementKind::Looped
+                     : h[4] % 3 == 1 ? ir::PlacementKind::VShape
+                                     : ir::PlacementKind::Wave;
     given[ir::Field::Placement] = {};
   }
   if (h[0] & 16) base.stages_per_rank = h[5] % 70, given[ir::Field::StagesPerRank] = {};

@@ -42,7 +42,8 @@ class Hasher {
   }
   std::string hex() const {
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a_), static_cast<unsigned long long>(b_));
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a_),
+                  static_cast<unsigned long long>(b_));
     return buf;
   }
 
@@ -82,7 +83,8 @@ bool has_runtime(const RuntimePaths& p) {
 
 std::optional<RuntimePaths> runtime_paths() {
   if (auto installed = installed_runtime(); installed && has_runtime(*installed)) return installed;
-  if (RuntimePaths built{build_config::kRuntimeInclude, build_config::kRuntimeLibrary}; has_runtime(built)) return built;
+  if (RuntimePaths built{build_config::kRuntimeInclude, build_config::kRuntimeLibrary}; has_runtime(built))
+    return built;
   return std::nullopt;
 }
 
@@ -104,7 +106,8 @@ std::string free_space_note(const fs::path& dir) {
   struct statvfs v {};
   if (::statvfs(dir.c_str(), &v) != 0) return "";
   unsigned long long bytes = static_cast<unsigned long long>(v.f_bavail) * v.f_frsize;
-  std::string amount = bytes < (10ull << 20) ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes >> 20) + " MiB";
+  std::string amount = bytes < (10ull << 20) ? std::to_string(bytes / 1024) + " KiB"
+                                             : std::to_string(bytes >> 20) + " MiB";
   return " (" + amount + " free on its file system)";
 }
 
@@ -112,7 +115,7 @@ std::string free_space_note(const fs::path& dir) {
 // not lose it), or why there is none.
 std::string tool_failure(const std::string& what, int status, std::string text, const fs::path& cache) {
   std::string tool = backtick(build_config::kCxx);
-  std::string how = status == 127 ? "cannot start " + tool
+  std::string how = status == 127  ? "cannot start " + tool
                     : status > 128 ? tool + " was killed by signal " + std::to_string(status - 128)
                                    : tool + " exited with status " + std::to_string(status);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -128,7 +131,8 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
   auto rt = runtime_paths();
   if (!rt) {
     auto installed = installed_runtime();
-    std::string next_to = installed ? " in " + backtick(installed->include.string()) + " and " + backtick(installed->library.string())
+    std::string next_to = installed ? " in " + backtick(installed->include.string()) + " and " +
+                                          backtick(installed->library.string())
                                     : "";
     s.diags.error(DiagKind::Build, {},
                   "cannot find schedrt's headers and library (looked next to the schedc executable" + next_to +
@@ -166,7 +170,8 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
   fs::path tmp = root / ("tmp-" + h.hex() + "-" + temp_owner());
   fs::create_directories(tmp, ec);
   if (ec) {
-    s.diags.error(DiagKind::Io, {}, "cannot create the build cache directory " + backtick(tmp.string()) + ": " + ec.message());
+    s.diags.error(DiagKind::Io, {},
+                  "cannot create the build cache directory " + backtick(tmp.string()) + ": " + ec.message());
     return std::nullopt;
   }
   for (const auto& f : files) {
@@ -175,7 +180,8 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     std::string note = free_space_note(root);  // before the clean-up frees some
     fs::remove_all(tmp, ec);
     s.diags.error(DiagKind::Io, {},
-                  "cannot write " + backtick(f.name) + " into the build cache " + backtick(root.string()) + ": " + why + note);
+                  "cannot write " + backtick(f.name) + " into the build cache " + backtick(root.string()) + ": " + why +
+                      note);
     return std::nullopt;
   }
   // Compile the sources in parallel, then link.
@@ -221,7 +227,8 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     int log = open_log((tmp / (base + ".log")).string());
     std::vector<std::string> cmd = {build_config::kCxx};
     cmd.insert(cmd.end(), flags.begin(), flags.end());
-    cmd.insert(cmd.end(), {"-I", rt->include.string(), "-I", src.parent_path().string(), "-c", src.string(), "-o", obj});
+    cmd.insert(cmd.end(),
+               {"-I", rt->include.string(), "-I", src.parent_path().string(), "-c", src.string(), "-o", obj});
     if (settings.verbose) print_command(cmd);
     jobs.push_back({settings.stage_sources[i], log, start_process(cmd, log)});
     objects.push_back(obj);

@@ -53,9 +53,8 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
 std::string check_json(const std::string& path, const frontend::Spec& spec) {
   ojson expect = ojson::array();
   for (const ir::Expectation& e : spec.expect) expect.push_back(expectation_json(e));
-  std::vector<std::pair<std::string, std::string>> keys{{"file", ojson(path).dump()},
-                                                        {"ok", "true"},
-                                                        {"problem", ir::problem_json(spec.problem)}};
+  std::vector<std::pair<std::string, std::string>> keys{
+      {"file", ojson(path).dump()}, {"ok", "true"}, {"problem", ir::problem_json(spec.problem)}};
   // With a `model`: the layers each stage runs (its costs and memory are in `problem`).
   if (!spec.layers_per_stage.empty()) keys.push_back({"layers_per_stage", json_line(ojson(spec.layers_per_stage))});
   keys.push_back({"schedule", json_line(schedule_source_json(spec.schedule))});
@@ -69,7 +68,8 @@ void add_check_command(CLI::App& app, int& rc) {
   auto opts = std::make_shared<OutputCommand>();
   opts->rq.last = Phase::Load;
   CLI::App* cmd = app.add_subcommand("check", "parse and validate a spec (.sched) or schedule (.json)");
-  cmd->add_option("spec", opts->rq.args.path, "the .sched or schedule .json file; - reads a spec from stdin")->required();
+  cmd->add_option("spec", opts->rq.args.path, "the .sched or schedule .json file; - reads a spec from stdin")
+      ->required();
   opts->out.add_to(*cmd, {"text", "json"});
   opts->rq.args.problem.add_to(*cmd);
   opts->rq.dump.add_to(*cmd, opts->rq.last);

@@ -39,7 +39,8 @@ std::vector<std::string> read_manifest(const fs::path& dir) {
 }
 
 std::string manifest_text(const std::vector<std::string>& names) {
-  std::string text = "# files written by `schedc emit`; the next emit into this folder removes those it does not write again\n";
+  std::string text =
+      "# files written by `schedc emit`; the next emit into this folder removes those it does not write again\n";
   for (const std::string& n : names) text += n + "\n";
   return text;
 }
@@ -51,7 +52,8 @@ void remove_stale_temporaries(const fs::path& dir) {
   std::string prefix = kTempPrefix;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && is_stale_owner(std::string_view(name).substr(prefix.size()))) stale.push_back(e.path());
+    if (name.rfind(prefix, 0) == 0 && is_stale_owner(std::string_view(name).substr(prefix.size())))
+      stale.push_back(e.path());
   }
   for (const fs::path& p : stale) fs::remove_all(p, ec);
 }

@@ -37,7 +37,6 @@ struct TempFile {
   }
 };
 
-
 // The spec with `block` in place of its cost block, checked by parsing it again: the problem must
 // be the old one with the new costs. nullopt after reporting.
 std::optional<std::string> rewritten_spec(Session& s, const Input& in, const std::string& block) {
@@ -85,9 +84,10 @@ void add_profile_command(CLI::App& app, int& rc) {
   opts->rq.last = Phase::Run;
   opts->rq.probe = true;
   opts->rq.runtime_at_launch = true;
-  CLI::App* cmd =
-      app.add_subcommand("profile", "measure each stage's F, B, W and the transfers; print or write a cost block");
-  cmd->add_option("input", opts->rq.args.path, "a .sched spec or schedule .json (omit with --family and the problem flags)");
+  CLI::App* cmd = app.add_subcommand("profile",
+                                     "measure each stage's F, B, W and the transfers; print or write a cost block");
+  cmd->add_option("input", opts->rq.args.path,
+                  "a .sched spec or schedule .json (omit with --family and the problem flags)");
   cmd->add_flag("--write", opts->write, "update the spec's cost block in place (atomically; nothing else changes)");
   cmd->add_option("--format", opts->format, "text (a cost block) | json (the raw measurements)")
       ->check(CLI::IsMember({"text", "json"}));
@@ -99,15 +99,15 @@ void add_profile_command(CLI::App& app, int& rc) {
   set_callback(*cmd, rc, [opts](Session& s) {
     Request& rq = opts->rq;
     if (opts->write && rq.args.problem.any()) {
-      s.diags.error(DiagKind::BadFlag, {}, "--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)");
+      s.diags.error(DiagKind::BadFlag, {},
+                    "--write measures the spec's own problem: drop the problem flags (--pp, --cost, ...)");
       return s.finish();
     }
     Compilation c;
     if (!run_until(s, rq, c, Phase::Load)) return s.fail();
     const Input& in = *c.input;
     if (opts->write && (!in.has_file() || in.format != frontend::InputFormat::Spec)) {
-      s.diags.error(DiagKind::Unsupported, in.map.file(),
-                    "--write updates the cost block of a .sched spec; give one");
+      s.diags.error(DiagKind::Unsupported, in.map.file(), "--write updates the cost block of a .sched spec; give one");
       return s.finish(kInputError);
     }
     if (!run_until(s, rq, c, Phase::Build)) return s.fail();

@@ -55,7 +55,8 @@ void add_run_command(CLI::App& app, int& rc) {
     const int status = c.exit_status;
     if (status == 0) return s.finish(kOk);
     if (status == 2) {
-      s.diags.error(DiagKind::Runtime, {}, "the executor rejected its command line (a bug in schedc; please report it)");
+      s.diags.error(DiagKind::Runtime, {},
+                    "the executor rejected its command line (a bug in schedc; please report it)");
       return s.finish(kInternalError);
     }
     if (status != 127 && status <= 128)

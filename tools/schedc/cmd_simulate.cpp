@@ -24,8 +24,8 @@ std::string metrics_text(const ir::Metrics& m, const ir::Problem& p) {
   os << "span_bubble_rate  " << format_number(m.span_bubble_rate) << "\n";
   os << "rank  " << std::left << std::setw(12) << busy << peak << "\n";
   for (size_t r = 0; r < m.busy.size(); ++r)
-    os << std::left << std::setw(6) << r << std::setw(12) << format_number(m.busy[r])
-       << format_number(m.peak_memory[r]) << "\n";
+    os << std::left << std::setw(6) << r << std::setw(12) << format_number(m.busy[r]) << format_number(m.peak_memory[r])
+       << "\n";
   return os.str();
 }
 

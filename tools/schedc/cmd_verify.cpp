@@ -57,7 +57,8 @@ bool check_driver_expectations(Session& s, const Input& in, const ir::Schedule& 
                 (i < b.size() ? backtick(ir::format_action(b[i])) : std::string("end"));
     }
     if (where.empty()) where = "the overlapped units differ";
-    s.diags.error(DiagKind::ExpectFailed, e.loc, "expected the same schedule as family " + backtick(e.family) + ": " + where);
+    s.diags.error(DiagKind::ExpectFailed, e.loc,
+                  "expected the same schedule as family " + backtick(e.family) + ": " + where);
     ok = false;
   }
   return ok;
@@ -87,13 +88,13 @@ Claim read_claim(Session& s, const Input& in, const ir::Schedule& sched) {
 
 // --optimal: re-derives the claim. False after reporting; on success `argument` says what holds.
 bool check_optimal_claim(Session& s, const Input& in, const ir::Schedule& sched, const ir::Metrics& metrics,
-                        const ScheduleFlags& flags, std::string* argument) {
+                         const ScheduleFlags& flags, std::string* argument) {
   Claim c = read_claim(s, in, sched);
   const ir::SolveRecord* claim = c.provenance && c.provenance->solve ? &*c.provenance->solve : nullptr;
   std::string status = claim ? claim->status : "";
   if (status != "optimal") {
     std::string source = c.provenance ? c.provenance->source : "";
-    std::string seen = !status.empty()  ? "the provenance's status is " + backtick(status) + ", not `optimal`"
+    std::string seen = !status.empty()   ? "the provenance's status is " + backtick(status) + ", not `optimal`"
                        : !source.empty() ? "the schedule's source is " + backtick(source) + ", which claims nothing"
                                          : "the schedule carries no provenance";
     s.diags.error(DiagKind::ExpectFailed, c.loc,
@@ -153,12 +154,11 @@ std::string verdict_json(const std::string& path, const Input& in, const ir::Sch
                          bool optimal, const std::string& argument) {
   ojson expect = ojson::array();
   for (const ir::Expectation& e : in.spec.expect) expect.push_back(expectation_json(e));
-  std::vector<std::pair<std::string, std::string>> fields = {
-      {"file", ojson(path).dump()},
-      {"ok", "true"},
-      {"actions", std::to_string(sched.num_actions())},
-      {"metrics", ir::metrics_json(m)},
-      {"expect", json_line(expect)}};
+  std::vector<std::pair<std::string, std::string>> fields = {{"file", ojson(path).dump()},
+                                                             {"ok", "true"},
+                                                             {"actions", std::to_string(sched.num_actions())},
+                                                             {"metrics", ir::metrics_json(m)},
+                                                             {"expect", json_line(expect)}};
   if (optimal) fields.emplace_back("optimal_claim", ojson(argument).dump());
   return json_document("schedc.verify", fields);
 }

@@ -122,7 +122,8 @@ bool run_until(Session& s, const Request& rq, Compilation& c, std::optional<Phas
     if (!ran(Phase::Build, exe.has_value())) return false;
   }
   if (pending(Phase::Run)) {
-    c.exit_status = run(s, c.executable, *c.settings, rq.runtime, c.program->problem.ranks, rq.launch, rq.build.verbose);
+    c.exit_status = run(s, c.executable, *c.settings, rq.runtime, c.program->problem.ranks, rq.launch,
+                        rq.build.verbose);
     ran(Phase::Run, true);
   }
   return true;

@@ -27,8 +27,8 @@ struct DumpFlags {
 
 /// What a command asks of the driver.
 struct Request {
-  ScheduleArgs args;                // the input, the problem flags, how to obtain the schedule
-  Phase last = Phase::Simulate;     // the last phase the command runs (what --dump-after may name)
+  ScheduleArgs args;             // the input, the problem flags, how to obtain the schedule
+  Phase last = Phase::Simulate;  // the last phase the command runs (what --dump-after may name)
   DumpFlags dump;
   bool probe = false;               // profile: the schedule phase makes a probe of the problem
   RuntimeFlags runtime;             // emit, build, run, profile: the runtime flags given
@@ -45,15 +45,15 @@ struct Request {
 
 /// What the phases made so far; each phase fills in its part.
 struct Compilation {
-  std::optional<Phase> done;                        // the last phase that ran
-  std::optional<Input> input;                       // load
-  std::optional<ir::Schedule> schedule;             // schedule (valid from verify on)
-  std::optional<ir::Timeline> timeline;             // simulate
-  std::optional<ir::Program> program;               // lower (valid from verify-program on)
-  std::optional<Emitted> emitted;                   // emit
-  std::optional<codegen::RuntimeConfig> settings;   // build: the settings the executor runs with
-  std::string executable;                           // build
-  int exit_status = 0;                              // run: the executor's
+  std::optional<Phase> done;                       // the last phase that ran
+  std::optional<Input> input;                      // load
+  std::optional<ir::Schedule> schedule;            // schedule (valid from verify on)
+  std::optional<ir::Timeline> timeline;            // simulate
+  std::optional<ir::Program> program;              // lower (valid from verify-program on)
+  std::optional<Emitted> emitted;                  // emit
+  std::optional<codegen::RuntimeConfig> settings;  // build: the settings the executor runs with
+  std::string executable;                          // build
+  int exit_status = 0;                             // run: the executor's
 };
 
 /// Runs the phases after `c.done` up to and including `until` (default: `rq.last`), printing the

@@ -132,8 +132,11 @@ void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--direction", direction, "single | bidirectional")->group("Problem");
   cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
   cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
-  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2; units as F=12.5ms")->group("Problem");
-  cmd.add_option("--memory", memory, "F=1[,B=x,W=x,cap=x|none,static=x,balanced=false]; per-rank cap as 4:4:3:3; units as F=1.2GiB")->group("Problem");
+  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2; units as F=12.5ms")
+      ->group("Problem");
+  cmd.add_option("--memory", memory,
+                 "F=1[,B=x,W=x,cap=x|none,static=x,balanced=false]; per-rank cap as 4:4:3:3; units as F=1.2GiB")
+      ->group("Problem");
   cmd.add_option("--objective", objective, "makespan | max-span")->group("Problem");
 }
 
@@ -180,7 +183,8 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                     Dimension dim) {
     if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) out = std::move(*x);
   };
-  if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB", error, [&](const std::string& k, const std::string& v) {
+  if (cost &&
+      !for_each_pair("cost", *cost, "F, B, W, comm, FB", error, [&](const std::string& k, const std::string& v) {
         constexpr Dimension kTime = Dimension::Time;
         if (k == "F") values("cost", k, v, p.cost.F, kTime);
         else if (k == "B") values("cost", k, v, p.cost.B, kTime);
@@ -199,21 +203,23 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
         return true;
       }))
     return;
-  if (memory &&
-      !for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", error, [&](const std::string& k, const std::string& v) {
-        constexpr Dimension kMemory = Dimension::Memory;
-        if (k == "F") values("memory", k, v, p.memory.F, kMemory);
-        else if (k == "B") values("memory", k, v, p.memory.B, kMemory);
-        else if (k == "W") values("memory", k, v, p.memory.W, kMemory);
-        else if (k == "cap") parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
-        else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
-        else if (k == "balanced") {
-          if (v != "true" && v != "false") error = "--memory: `balanced` needs `true` or `false`, got `" + v + "`";
-          else spec.balanced = v == "true";
-        } else return false;
-        if (error.empty()) mark(field_of("memory", k), "--memory");
-        return true;
-      }))
+  if (memory && !for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", error,
+                               [&](const std::string& k, const std::string& v) {
+                                 constexpr Dimension kMemory = Dimension::Memory;
+                                 if (k == "F") values("memory", k, v, p.memory.F, kMemory);
+                                 else if (k == "B") values("memory", k, v, p.memory.B, kMemory);
+                                 else if (k == "W") values("memory", k, v, p.memory.W, kMemory);
+                                 else if (k == "cap")
+                                   parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
+                                 else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
+                                 else if (k == "balanced") {
+                                   if (v != "true" && v != "false")
+                                     error = "--memory: `balanced` needs `true` or `false`, got `" + v + "`";
+                                   else spec.balanced = v == "true";
+                                 } else return false;
+                                 if (error.empty()) mark(field_of("memory", k), "--memory");
+                                 return true;
+                               }))
     return;
   // Units, memory.B/W following memory.F, the balance check: a conflict the flags brought in is
   // the command line's error.
@@ -269,7 +275,9 @@ void ScheduleFlags::add_to(CLI::App& cmd) {
 }
 
 void ScheduleArgs::add_to(CLI::App& cmd) {
-  cmd.add_option("input", path, "a .sched spec, schedule JSON (by its .json suffix or its content) or torch .csv; - reads a spec or schedule JSON from stdin (omit with --family or --solve)");
+  cmd.add_option(
+      "input", path,
+      "a .sched spec, schedule JSON (by its .json suffix or its content) or torch .csv; - reads a spec or schedule JSON from stdin (omit with --family or --solve)");
   problem.add_to(cmd);
   schedule.add_to(cmd);
 }
@@ -301,7 +309,8 @@ void OutputFlags::add_to(CLI::App& cmd, const std::vector<std::string>& formats)
 }
 
 void BuildSettings::add_to(CLI::App& cmd) {
-  cmd.add_option("--cache-dir", cache_dir, "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
+  cmd.add_option("--cache-dir", cache_dir,
+                 "build cache (default $SCHEDC_CACHE_DIR, $XDG_CACHE_HOME/schedc or ~/.cache/schedc)");
   cmd.add_flag("--verbose,-v", verbose, "print the compiler and launcher commands");
   cmd.add_option("--stage-source", stage_sources,
                  "a C++ file with stages of your own (SCHEDRT_REGISTER_STAGE), compiled into the executor; repeatable")

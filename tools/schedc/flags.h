@@ -45,7 +45,7 @@ struct ScheduleFlags {
   std::optional<int> threads;
   bool quiet = false;
   bool debug = false;
-  std::string z3_fault;  // testing: "error" | "invalid-model" (hidden)
+  std::string z3_fault;                 // testing: "error" | "invalid-model" (hidden)
   std::vector<std::string> warm_start;  // schedules whose orders start the solver's search
 
   void add_to(CLI::App& cmd);

@@ -27,20 +27,21 @@ int launch_executor(Session& s, const std::vector<std::string>& argv, bool verbo
   // when stopped is no failure to report.
   if (stop_signal() != 0) return 128 + stop_signal();
   if (status == 127) s.diags.error(DiagKind::Runtime, {}, "cannot start " + backtick(argv.front()));
-  else if (status > 128) s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
+  else if (status > 128)
+    s.diags.error(DiagKind::Runtime, {}, "the executor was killed by signal " + std::to_string(status - 128));
   return status;
 }
 
 std::vector<std::string> mpirun_command(int32_t ranks) {
-  std::vector<std::string> cmd = {build_config::kMpiexec, "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
+  std::vector<std::string> cmd = {build_config::kMpiexec, "-np",       std::to_string(ranks),
+                                  "--oversubscribe",      "--bind-to", "none"};
   if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
   return cmd;
 }
 
 std::vector<StageListing> builtin_stages() {
   std::vector<StageListing> out;
-  for (const schedrt::StageInfo& i : schedrt::registered_stages())
-    out.push_back({i.name, i.memory, i.has_reference});
+  for (const schedrt::StageInfo& i : schedrt::registered_stages()) out.push_back({i.name, i.memory, i.has_reference});
   return out;
 }
 
@@ -68,8 +69,9 @@ std::optional<std::vector<StageListing>> executor_stages(Session& s, const std::
   if (status != 0) {
     // An executor whose stages could not register (a name registered twice, another version of
     // schedrt/stage.h) says why; that is the user's program, not schedc.
-    s.diags.error(DiagKind::Build, {}, "the executor built with the stage sources cannot start (exit status " +
-                                          std::to_string(status) + ")" + (text.empty() ? "" : ":\n" + text));
+    s.diags.error(DiagKind::Build, {},
+                  "the executor built with the stage sources cannot start (exit status " + std::to_string(status) +
+                      ")" + (text.empty() ? "" : ":\n" + text));
     return std::nullopt;
   }
   auto doc = nlohmann::json::parse(text, nullptr, false);
@@ -114,11 +116,10 @@ bool check_stage(Session& s, SourceLoc stage_loc, const codegen::RuntimeConfig& 
   if (!known) {
     std::string hint = with_sources ? "; the --stage-source files register no stage of that name"
                                     : " (a stage of your own is compiled in with `--stage-source FILE`)";
-    std::string message = "no stage " + backtick(name) + " is registered; registered stages: " + tick_list(names) + hint;
-    if (stage_flag)
-      s.diags.error(DiagKind::BadFlag, {}, "--stage: " + message);
-    else
-      s.diags.error(DiagKind::BadValue, stage_loc, message);
+    std::string message = "no stage " + backtick(name) + " is registered; registered stages: " + tick_list(names) +
+                          hint;
+    if (stage_flag) s.diags.error(DiagKind::BadFlag, {}, "--stage: " + message);
+    else s.diags.error(DiagKind::BadValue, stage_loc, message);
     return false;
   }
   if (!for_backend) {

@@ -150,7 +150,8 @@ bool is_stale_owner(std::string_view owner) {
   size_t dash = owner.rfind('-');
   std::string_view host = dash == std::string_view::npos ? std::string_view{} : owner.substr(0, dash);
   std::string_view digits = dash == std::string_view::npos ? owner : owner.substr(dash + 1);
-  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
   // Another host's process cannot be asked whether it runs (a cache on a shared file system).
   if (!host.empty() && host != host_name()) return false;
   pid_t pid = static_cast<pid_t>(std::stol(std::string(digits)));

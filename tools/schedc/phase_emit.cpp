@@ -11,7 +11,8 @@ bool verify_program(Session& s, const Input& in, const ir::Schedule& sched, cons
   auto issues = codegen::verify_program(sched, prog);
   for (const codegen::ProgramIssue& i : issues) {
     if (i.is_bug) {
-      s.diags.error(DiagKind::Internal, {}, "the lowered program is invalid (a bug in schedc; please report it): " + i.message);
+      s.diags.error(DiagKind::Internal, {},
+                    "the lowered program is invalid (a bug in schedc; please report it): " + i.message);
     } else {
       s.diags.error(i.kind, in.spec.loc_of(ir::Field::MemoryCap), i.message);
     }

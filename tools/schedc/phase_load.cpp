@@ -22,7 +22,9 @@ std::optional<Input> load(Session& s, const std::string& path, const ProblemFlag
     if (csv) return in;
   } else if (!flags.pp || !flags.microbatches) {
     // A problem that was never stated is not one rank and one microbatch.
-    std::string missing = !flags.pp && !flags.microbatches ? "--pp and --microbatches" : !flags.pp ? "--pp" : "--microbatches";
+    std::string missing = !flags.pp && !flags.microbatches ? "--pp and --microbatches"
+                          : !flags.pp                      ? "--pp"
+                                                           : "--microbatches";
     s.diags.error(DiagKind::BadFlag, {},
                   "no problem is stated: without a spec, give " + missing +
                       " (the ranks and microbatches; the other problem flags have defaults)");

@@ -86,7 +86,8 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   if (flags.deterministic) options.deterministic = true;
   if (flags.threads) {
     if (*flags.threads < 1 || *flags.threads > solver::kMaxThreads) {
-      s.diags.error(DiagKind::BadFlag, {}, "--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads));
+      s.diags.error(DiagKind::BadFlag, {},
+                    "--threads must be a whole number in 1.." + std::to_string(solver::kMaxThreads));
       return std::nullopt;
     }
     options.threads = *flags.threads;
@@ -117,14 +118,16 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   using ir::Field;
   SourceLoc at = in.spec.loc_of(Field::MemoryCap);
   std::string msg = "no schedule meets the memory cap: " + why.explanation;
-  if (why.smallest_cap > 0) msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
+  if (why.smallest_cap > 0)
+    msg += "; the smallest feasible cap is " + backtick(format_number(why.smallest_cap) + in.spec.problem.memory_unit);
   s.diags.error(DiagKind::CapInfeasible, at, msg);
   for (const Field field : why.conflicting_fields) {
     if (field == Field::MemoryCap) continue;
     SourceLoc loc = in.spec.loc_of(field);
-    std::string what = field == Field::MemoryF         ? "the forward activation size `memory.F`"
-                       : field == Field::StagesPerRank ? "the stages this rank holds (`stages_per_rank` and `placement`)"
-                                                       : backtick(ir::to_string(field));
+    std::string what = field == Field::MemoryF ? "the forward activation size `memory.F`"
+                       : field == Field::StagesPerRank
+                           ? "the stages this rank holds (`stages_per_rank` and `placement`)"
+                           : backtick(ir::to_string(field));
     if (!loc.has_line() && field == Field::StagesPerRank) loc = in.spec.loc_of(Field::Placement);
     s.diags.note(loc.has_file() ? loc : at, "in conflict with " + what);
   }
@@ -147,7 +150,8 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
   }
   const bool solve = !flags.family && (flags.solve || src.kind == frontend::SourceKind::Solve);
   if (!flags.warm_start.empty() && !solve) {
-    s.diags.error(DiagKind::BadFlag, {}, "--warm-start starts the solver's search: it needs --solve or a spec's `schedule = solve`");
+    s.diags.error(DiagKind::BadFlag, {},
+                  "--warm-start starts the solver's search: it needs --solve or a spec's `schedule = solve`");
     return std::nullopt;
   }
   if (flags.family) {
@@ -163,10 +167,9 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
     sched->provenance = ir::Provenance::of("explicit");
   } else {
     s.diags.error(DiagKind::NoSchedule, in.map.file(),
-                  !in.has_file()
-                      ? "no schedule to work on: give a spec or schedule file, or --family NAME, or --solve"
-                      : "the spec has no `schedule`: add `schedule = family NAME`, `schedule = solve` or "
-                        "`schedule = explicit {...}`, or pass --family NAME or --solve");
+                  !in.has_file() ? "no schedule to work on: give a spec or schedule file, or --family NAME, or --solve"
+                                 : "the spec has no `schedule`: add `schedule = family NAME`, `schedule = solve` or "
+                                   "`schedule = explicit {...}`, or pass --family NAME or --solve");
     return std::nullopt;
   }
   return sched;

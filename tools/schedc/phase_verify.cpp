@@ -9,8 +9,7 @@ namespace schedc::driver {
 namespace {
 
 // Reports verifier issues as diagnostics, located at the token when the input has one.
-void report_issues(Session& s, const Input& in, const ir::Schedule& sched,
-                          const std::vector<ir::VerifyIssue>& issues) {
+void report_issues(Session& s, const Input& in, const ir::Schedule& sched, const std::vector<ir::VerifyIssue>& issues) {
   const bool written = in.writes(sched);  // else no token of the input is this schedule's
   for (const ir::VerifyIssue& issue : issues) {
     SourceLoc loc = written ? in.map.action(issue.rank, issue.position) : SourceLoc{};
@@ -21,8 +20,8 @@ void report_issues(Session& s, const Input& in, const ir::Schedule& sched,
     s.diags.error(issue.kind, loc, where + issue.message);
     if (issue.rank >= 0 && issue.position >= 0)
       s.diags.note(SourceLoc{loc.file, 0, 0}, "rank " + std::to_string(issue.rank) + "'s order, position " +
-                                    std::to_string(issue.position) + " marked:\n" +
-                                    ir::render_order(sched, issue.rank, issue.position));
+                                                  std::to_string(issue.position) + " marked:\n" +
+                                                  ir::render_order(sched, issue.rank, issue.position));
   }
 }
 
@@ -43,7 +42,8 @@ bool verify(Session& s, const Input& in, const ir::Schedule& sched, std::optiona
 
 bool verify_own(Session& s, const ir::Schedule& sched) {
   if (ir::verify(sched).empty()) return true;
-  s.diags.error(DiagKind::Internal, {}, "the profiler's probe schedule does not verify (a bug in schedc; please report it)");
+  s.diags.error(DiagKind::Internal, {},
+                "the profiler's probe schedule does not verify (a bug in schedc; please report it)");
   return false;
 }
 

@@ -31,9 +31,9 @@ namespace schedc::driver {
 enum class Phase : uint8_t { Load, Schedule, Verify, Simulate, Lower, VerifyProgram, Emit, Build, Run };
 
 /// Every phase, in the order they run.
-inline constexpr std::array<Phase, 9> kPhases = {Phase::Load,          Phase::Schedule, Phase::Verify,
-                                                 Phase::Simulate,      Phase::Lower,    Phase::VerifyProgram,
-                                                 Phase::Emit,          Phase::Build,    Phase::Run};
+inline constexpr std::array<Phase, 9> kPhases = {Phase::Load,     Phase::Schedule, Phase::Verify,
+                                                 Phase::Simulate, Phase::Lower,    Phase::VerifyProgram,
+                                                 Phase::Emit,     Phase::Build,    Phase::Run};
 
 /// The phase's name on the command line: `load`, `schedule`, ..., `verify-program`, ...
 std::string_view to_string(Phase p);

@@ -1,5 +1,5 @@
-#include <algorithm>
 #include "tools/schedc/session.h"
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -40,7 +40,8 @@ bool write_output(Session& s, const std::string& path, const std::string& conten
     std::cout.flush();
     if (!std::cout) {  // `> /dev/full`, a closed pipe: never exit 0 with the output lost
       int e = errno;
-      s.diags.error(DiagKind::Io, {}, std::string("cannot write to standard output") + (e ? ": " + std::string(std::strerror(e)) : ""));
+      s.diags.error(DiagKind::Io, {},
+                    std::string("cannot write to standard output") + (e ? ": " + std::string(std::strerror(e)) : ""));
       return false;
     }
     return true;

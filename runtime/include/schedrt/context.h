@@ -29,7 +29,9 @@ class Context {
   /// An overlapped F&B unit: forward `f` and backward `b` (B or BW) as one unit.
   void overlapped(Action f, Action b);
   /// Posts rank-local group `group`: its sends and receives start, and this returns at once.
-  void post(int32_t group, std::initializer_list<Transfer> transfers) { post(group, transfers.begin(), transfers.size()); }
+  void post(int32_t group, std::initializer_list<Transfer> transfers) {
+    post(group, transfers.begin(), transfers.size());
+  }
   void post(int32_t group, const Transfer* transfers, size_t count);
   /// Waits until the outputs of `needs` (producers of transfers in `group`) have arrived.
   void wait(int32_t group, std::initializer_list<Action> needs) { wait(group, needs.begin(), needs.size()); }

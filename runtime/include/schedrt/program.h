@@ -43,7 +43,7 @@ struct RankTable {
 using RunDefaults = RuntimeSettings;
 
 struct ProgramInfo {
-  const char* source = "";          // what it was generated from
+  const char* source = "";  // what it was generated from
   int32_t ranks = 1;
   int32_t stages = 1;
   int32_t microbatches = 1;
@@ -62,7 +62,7 @@ struct ProgramInfo {
   const int32_t* layers_per_stage = nullptr;
   bool embedding = false;
   bool head = false;
-  double simulated_makespan = 0;    // in the problem's time units
+  double simulated_makespan = 0;  // in the problem's time units
   const int32_t* groups_per_rank = nullptr;
   const int32_t* ops_per_rank = nullptr;
   const RankFn* rank_fns = nullptr;

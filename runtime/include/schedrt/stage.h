@@ -141,7 +141,8 @@ struct StageEnv {
 
 /// Makes virtual stage `stage` (0..num_stages-1) with `config`, in `env`. Throws schedrt::Error
 /// for a configuration the stage does not support (the message reaches the user).
-using StageFactory = std::function<std::unique_ptr<Stage>(const StageConfig& config, int32_t stage, const StageEnv& env)>;
+using StageFactory =
+    std::function<std::unique_ptr<Stage>(const StageConfig& config, int32_t stage, const StageEnv& env)>;
 
 /// One registered stage implementation. A name may have one Host and one Device implementation
 /// (the mlp stage has both), or one None implementation.
@@ -193,6 +194,7 @@ bool has_sequential_reference(std::string_view name);
 ///   SCHEDRT_REGISTER_STAGE(my_block, .description = "...", .has_reference = true, .make = f);
 /// Use it at namespace scope in a source file compiled into the executor itself (not into a
 /// static library, whose unreferenced objects the linker drops); once per implementation.
-#define SCHEDRT_REGISTER_STAGE(NAME, ...)                                                          \
-  [[maybe_unused]] static const bool SCHEDRT_STAGE_CONCAT(schedrt_registered_stage_, __COUNTER__) = \
-      ::schedrt::register_stage(::schedrt::StageInfo{.name = #NAME, __VA_ARGS__})
+#define SCHEDRT_REGISTER_STAGE(NAME, ...)                                                                              \
+  [[maybe_unused]] static const bool SCHEDRT_STAGE_CONCAT(                                                             \
+      schedrt_registered_stage_,                                                                                       \
+      __COUNTER__) = ::schedrt::register_stage(::schedrt::StageInfo{.name = #NAME, __VA_ARGS__})

@@ -15,11 +15,11 @@ enum class TraceThread : int32_t { Compute = 0, Comm = 1 };
 struct TraceEvent {
   int32_t rank = 0;
   TraceThread thread = TraceThread::Compute;
-  std::string name;      // "F3.s1", "send F3.s1 -> 2", "(F7.s0 B3.s7)"
-  std::string kind;      // "F", "B", "W", "BW", "FB", "send", "recv", ...
+  std::string name;  // "F3.s1", "send F3.s1 -> 2", "(F7.s0 B3.s7)"
+  std::string kind;  // "F", "B", "W", "BW", "FB", "send", "recv", ...
   int32_t microbatch = -1;
   int32_t stage = -1;
-  double ts_us = 0;      // start, microseconds from the step's start
+  double ts_us = 0;  // start, microseconds from the step's start
   double dur_us = 0;
 };
 

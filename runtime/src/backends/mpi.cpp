@@ -41,13 +41,13 @@ class MpiBackend final : public Backend {
     for (size_t i = 0; i < transfers.size(); ++i) {
       const PostedTransfer& t = transfers[i];
       if (t.transfer.peer < 0 || t.transfer.peer >= size_ || t.transfer.peer == rank_)
-        throw Error("rank " + std::to_string(rank_) + ": `" + format(t.transfer) + "` names a peer that is not another rank");
+        throw Error("rank " + std::to_string(rank_) + ": `" + format(t.transfer) +
+                    "` names a peer that is not another rank");
       int count = static_cast<int>(kHeaderBytes + t.bytes);
       if (t.transfer.dir == Dir::Send) std::memcpy(t.buffer, &t.header, sizeof t.header);
       if (t.transfer.dir == Dir::Send)
         MPI_Isend(t.buffer, count, MPI_BYTE, t.transfer.peer, kTagProgram, MPI_COMM_WORLD, &g.requests[i]);
-      else
-        MPI_Irecv(t.buffer, count, MPI_BYTE, t.transfer.peer, kTagProgram, MPI_COMM_WORLD, &g.requests[i]);
+      else MPI_Irecv(t.buffer, count, MPI_BYTE, t.transfer.peer, kTagProgram, MPI_COMM_WORLD, &g.requests[i]);
     }
   }
 
@@ -67,7 +67,10 @@ class MpiBackend final : public Backend {
   void barrier() override {
     MPI_Request req;
     MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    poll(req, [&] { return "rank " + std::to_string(rank_) + " waited " + format_seconds(options_.timeout_s) + " at a barrier for the other ranks"; });
+    poll(req, [&] {
+      return "rank " + std::to_string(rank_) + " waited " + format_seconds(options_.timeout_s) +
+             " at a barrier for the other ranks";
+    });
   }
 
   void exchange(int32_t peer, const void* send_data, void* recv_data, size_t bytes) override {
@@ -83,7 +86,9 @@ class MpiBackend final : public Backend {
     std::vector<int> sizes(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
     MPI_Request req;
     MPI_Igather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
-    auto what = [&] { return "rank " + std::to_string(rank_) + " waited " + format_seconds(options_.timeout_s) + " to gather results"; };
+    auto what = [&] {
+      return "rank " + std::to_string(rank_) + " waited " + format_seconds(options_.timeout_s) + " to gather results";
+    };
     poll(req, what);
     int total = 0;
     for (size_t r = 0; r < sizes.size(); ++r) offsets[r] = total, total += sizes[r];
@@ -113,8 +118,7 @@ class MpiBackend final : public Backend {
     std::vector<char> done;
   };
 
-  template <class What>
-  void poll(MPI_Request& req, What what) {
+  template <class What> void poll(MPI_Request& req, What what) {
     int flag = 0;
     MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
     if (flag) return;
@@ -139,7 +143,8 @@ class MpiBackend final : public Backend {
       if (t.transfer.dir == Dir::Recv) return describe_stuck(rank_, t.transfer, options_.timeout_s);
       return "rank " + std::to_string(rank_) + " waited " + format_seconds(options_.timeout_s) + " for rank " +
              std::to_string(t.transfer.peer) + " to receive `" + format(t.transfer.producer) + "`, message #" +
-             std::to_string(t.transfer.seq) + " on channel " + std::to_string(rank_) + "->" + std::to_string(t.transfer.peer);
+             std::to_string(t.transfer.seq) + " on channel " + std::to_string(rank_) + "->" +
+             std::to_string(t.transfer.peer);
     });
     g.done[i] = 1;
     if (t.transfer.dir != Dir::Recv) return;

@@ -85,7 +85,8 @@ class World {
   }
 
   std::string peer_status(int32_t r) {
-    return "rank " + std::to_string(r) + " is " + OpStatus::unpack(status(r).load(std::memory_order_relaxed)).describe();
+    return "rank " + std::to_string(r) + " is " +
+           OpStatus::unpack(status(r).load(std::memory_order_relaxed)).describe();
   }
 
  private:
@@ -107,8 +108,8 @@ class World {
 class ThreadsBackend final : public Backend {
  public:
   ThreadsBackend(World& world, int32_t rank)
-      : world_(world), rank_(rank), sent_(static_cast<size_t>(world.size()), 0), received_(static_cast<size_t>(world.size()), 0),
-        posted_recvs_(static_cast<size_t>(world.size())) {}
+      : world_(world), rank_(rank), sent_(static_cast<size_t>(world.size()), 0),
+        received_(static_cast<size_t>(world.size()), 0), posted_recvs_(static_cast<size_t>(world.size())) {}
 
   std::string name() const override { return "threads"; }
   int32_t rank() const override { return rank_; }
@@ -178,10 +179,12 @@ class ThreadsBackend final : public Backend {
     posted_recvs_[static_cast<size_t>(peer)].push_back(Inflight{&pr, &got});
     push(ps, &sent);
     receive_until(peer, pr.transfer.seq, pr.transfer);
-    block_until(world_.box(rank_), [&] { return sent.load(std::memory_order_acquire); }, [&] {
-      return "rank " + std::to_string(rank_) + " waited " + seconds() + " for rank " + std::to_string(peer) +
-             " to take its replica gradients; " + world_.peer_status(peer);
-    });
+    block_until(
+        world_.box(rank_), [&] { return sent.load(std::memory_order_acquire); },
+        [&] {
+          return "rank " + std::to_string(rank_) + " waited " + seconds() + " for rank " + std::to_string(peer) +
+                 " to take its replica gradients; " + world_.peer_status(peer);
+        });
     std::memcpy(recv_data, in.data() + kHeaderBytes, bytes);
   }
 
@@ -225,8 +228,7 @@ class ThreadsBackend final : public Backend {
   }
 
   // Waits on `box` (locked while testing `ready`) until `ready`, the watchdog, or an abort.
-  template <class Ready, class What>
-  void block_until(Box& box, Ready ready, What what) {
+  template <class Ready, class What> void block_until(Box& box, Ready ready, What what) {
     std::unique_lock<std::mutex> lock(box.mu);
     if (ready()) return;
     Clock::time_point start = Clock::now();
@@ -248,11 +250,14 @@ class ThreadsBackend final : public Backend {
       receive_until(t.transfer.peer, t.transfer.seq, t.transfer);
       return;
     }
-    block_until(world_.box(rank_), [&] { return g.done[i].load(std::memory_order_acquire); }, [&] {
-      return "rank " + std::to_string(rank_) + " waited " + seconds() + " for rank " + std::to_string(t.transfer.peer) + " to receive `" + format(t.transfer.producer) +
-             "`, message #" + std::to_string(t.transfer.seq) + " on channel " + std::to_string(rank_) + "->" +
-             std::to_string(t.transfer.peer) + "; " + world_.peer_status(t.transfer.peer);
-    });
+    block_until(
+        world_.box(rank_), [&] { return g.done[i].load(std::memory_order_acquire); },
+        [&] {
+          return "rank " + std::to_string(rank_) + " waited " + seconds() + " for rank " +
+                 std::to_string(t.transfer.peer) + " to receive `" + format(t.transfer.producer) + "`, message #" +
+                 std::to_string(t.transfer.seq) + " on channel " + std::to_string(rank_) + "->" +
+                 std::to_string(t.transfer.peer) + "; " + world_.peer_status(t.transfer.peer);
+        });
   }
 
   // Takes messages of channel peer->rank in order until message `seq` has arrived.
@@ -261,17 +266,18 @@ class ThreadsBackend final : public Backend {
     auto& posted = posted_recvs_[static_cast<size_t>(peer)];
     while (received_[static_cast<size_t>(peer)] <= seq) {
       Inflight msg{};
-      block_until(world_.box(rank_), [&] { return !chan.empty(); }, [&] {
-        return describe_stuck(rank_, wanted, world_.options().timeout_s) + "; " + world_.peer_status(peer);
-      });
+      block_until(
+          world_.box(rank_), [&] { return !chan.empty(); },
+          [&] { return describe_stuck(rank_, wanted, world_.options().timeout_s) + "; " + world_.peer_status(peer); });
       {
         std::lock_guard<std::mutex> lock(world_.box(rank_).mu);
         msg = chan.front();
         chan.pop_front();
       }
       if (posted.empty())
-        throw Error("rank " + std::to_string(rank_) + " got message #" + std::to_string(received_[static_cast<size_t>(peer)]) +
-                    " from rank " + std::to_string(peer) + " before posting a receive for it");
+        throw Error("rank " + std::to_string(rank_) + " got message #" +
+                    std::to_string(received_[static_cast<size_t>(peer)]) + " from rank " + std::to_string(peer) +
+                    " before posting a receive for it");
       Inflight into = posted.front();
       posted.pop_front();
       const MessageHeader& h = msg.transfer->header;
@@ -283,9 +289,7 @@ class ThreadsBackend final : public Backend {
       std::memcpy(into.transfer->buffer, msg.transfer->buffer, kHeaderBytes + into.transfer->bytes);
       into.done->store(true, std::memory_order_release);
       msg.done->store(true, std::memory_order_release);
-      {
-        std::lock_guard<std::mutex> lock(world_.box(peer).mu);
-      }
+      { std::lock_guard<std::mutex> lock(world_.box(peer).mu); }
       world_.box(peer).cv.notify_all();
       ++received_[static_cast<size_t>(peer)];
     }
@@ -295,8 +299,8 @@ class ThreadsBackend final : public Backend {
   int32_t rank_;
   std::vector<GroupState> groups_;
   std::vector<int32_t> posted_;
-  std::vector<int32_t> sent_;                      // [peer]: messages put on channel rank->peer
-  std::vector<int32_t> received_;                  // [peer]: messages taken from channel peer->rank
+  std::vector<int32_t> sent_;                       // [peer]: messages put on channel rank->peer
+  std::vector<int32_t> received_;                   // [peer]: messages taken from channel peer->rank
   std::vector<std::deque<Inflight>> posted_recvs_;  // [peer]: posted receives not yet filled, in order
   int64_t blocked_ns_ = 0;
 };
@@ -311,12 +315,11 @@ std::string format_seconds(double s) {
 
 std::string describe_stuck(int32_t rank, const Transfer& t, double seconds) {
   if (t.producer.mb < 0)
-    return "rank " + std::to_string(rank) + " waited " + format_seconds(seconds) + " for rank " + std::to_string(t.peer) +
-           "'s replica gradients";
-  return "rank " + std::to_string(rank) + " waited " + format_seconds(seconds) + " for `" +
-         format(t.producer) + "` (" + (t.producer.kind == Kind::F ? "activation" : "gradient") + ") from rank " +
-         std::to_string(t.peer) + ", message #" + std::to_string(t.seq) + " on channel " + std::to_string(t.peer) + "->" +
-         std::to_string(rank);
+    return "rank " + std::to_string(rank) + " waited " + format_seconds(seconds) + " for rank " +
+           std::to_string(t.peer) + "'s replica gradients";
+  return "rank " + std::to_string(rank) + " waited " + format_seconds(seconds) + " for `" + format(t.producer) + "` (" +
+         (t.producer.kind == Kind::F ? "activation" : "gradient") + ") from rank " + std::to_string(t.peer) +
+         ", message #" + std::to_string(t.seq) + " on channel " + std::to_string(t.peer) + "->" + std::to_string(rank);
 }
 
 std::string run_threads(int32_t ranks, const BackendOptions& options, const std::function<void(Backend&)>& rank_main) {

@@ -15,12 +15,12 @@ namespace schedrt {
 
 namespace {
 
-template <class T>
-class MlpStage final : public Stage {
+template <class T> class MlpStage final : public Stage {
  public:
   MlpStage(const StageConfig& c, int32_t stage)
-      : h_(static_cast<size_t>(c.hidden)), layers_(static_cast<size_t>(c.layers_of(stage))), rows_(static_cast<size_t>(c.batch)),
-        stage_(stage), last_(stage + 1 == c.num_stages), microbatches_(c.microbatches), seed_(c.seed) {
+      : h_(static_cast<size_t>(c.hidden)), layers_(static_cast<size_t>(c.layers_of(stage))),
+        rows_(static_cast<size_t>(c.batch)), stage_(stage), last_(stage + 1 == c.num_stages),
+        microbatches_(c.microbatches), seed_(c.seed) {
     size_t per_layer = h_ * h_ + h_;
     weights_.resize(layers_ * per_layer);
     T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(h_)));

@@ -49,7 +49,8 @@ class Registry {
       return;
     }
     if (!is_stage_name(info.name)) {
-      errors_.push_back("stage name `" + info.name + "` is not a name (letters, digits and `_`, not starting with a digit)");
+      errors_.push_back("stage name `" + info.name +
+                        "` is not a name (letters, digits and `_`, not starting with a digit)");
       return;
     }
     if (!info.make) {
@@ -69,9 +70,10 @@ class Registry {
     std::lock_guard lock(mu_);
     std::vector<StageInfo> out(stages_.begin(), stages_.end());
     // schedrt's own stages first, as registered; then the others by name, Host before Device.
-    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(builtin_), out.end(), [](const StageInfo& a, const StageInfo& b) {
-      return a.name != b.name ? a.name < b.name : a.memory < b.memory;
-    });
+    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(builtin_), out.end(),
+                     [](const StageInfo& a, const StageInfo& b) {
+                       return a.name != b.name ? a.name < b.name : a.memory < b.memory;
+                     });
     return out;
   }
 
@@ -158,17 +160,22 @@ std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage, cons
     throw Error("no stage `" + config.stage + "` is registered; registered stages: " + names_list());
   }
   auto made = info->make(config, stage, env);
-  if (!made) throw Error("stage `" + config.stage + "`'s factory returned no stage for virtual stage " + std::to_string(stage));
+  if (!made)
+    throw Error("stage `" + config.stage + "`'s factory returned no stage for virtual stage " + std::to_string(stage));
   return made;
 }
 
-std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) { return make_stage(config, stage, StageEnv{}); }
+std::unique_ptr<Stage> make_stage(const StageConfig& config, int32_t stage) {
+  return make_stage(config, stage, StageEnv{});
+}
 
 bool has_sequential_reference(std::string_view name) {
   const StageInfo* info = find_stage(name, StageMemory::Host);
   return info && info->has_reference;
 }
 
-std::string to_string(StageMemory m) { return m == StageMemory::Host ? "host" : m == StageMemory::Device ? "device" : "no"; }
+std::string to_string(StageMemory m) {
+  return m == StageMemory::Host ? "host" : m == StageMemory::Device ? "device" : "no";
+}
 
 }  // namespace schedrt

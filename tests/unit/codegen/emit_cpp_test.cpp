@@ -14,7 +14,8 @@ using namespace schedc::ir;
 namespace {
 
 Schedule one_f_one_b() {
-  return test::schedule(test::problem(2, 2, BackwardMode::Fused), {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
+  return test::schedule(test::problem(2, 2, BackwardMode::Fused),
+                        {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
 }
 
 const codegen::EmittedFile& file(const std::vector<codegen::EmittedFile>& files, const std::string& name) {
@@ -110,13 +111,15 @@ TEST_CASE("runtime block: values are applied, mistakes are reported at their loc
   CHECK(diags.all()[0].kind == DiagKind::DuplicateKey);
   CHECK(diags.all()[0].loc.line == 4);
   CHECK(diags.all()[1].kind == DiagKind::UnknownKey);
-  CHECK(diags.all()[1].message == "unknown runtime key `layrs` (did you mean `layers`?), expected one of backend, stage, "
-                                  "dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, trace, code");
+  CHECK(diags.all()[1].message ==
+        "unknown runtime key `layrs` (did you mean `layers`?), expected one of backend, stage, "
+        "dtype, hidden, layers, batch, seed, ms_per_unit, timeout, steps, trace, code");
   CHECK(diags.all()[2].kind == DiagKind::WrongType);
   CHECK(diags.all()[2].loc.col == 9);
 }
 
-TEST_CASE("compact form: each rank's op table as integers, run by the interpreter (code = compact, or auto when large)") {
+TEST_CASE(
+    "compact form: each rank's op table as integers, run by the interpreter (code = compact, or auto when large)") {
   Program prog = codegen::lower(one_f_one_b());
   codegen::EmitOptions o;
   o.source_name = "x.sched";

@@ -10,8 +10,8 @@
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
-#include "tests/common/random_schedule.h"
 #include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;

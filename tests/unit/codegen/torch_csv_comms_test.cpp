@@ -16,8 +16,8 @@
 
 #include "codegen/emit.h"
 #include "codegen/lower.h"
-#include "frontend/torch_csv.h"
 #include "codegen/verify_program.h"
+#include "frontend/torch_csv.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
 #include "tests/common/builders.h"
@@ -64,9 +64,9 @@ Tok parse_tok(const std::string& s) {
   std::string name = s.substr(i, j - i);
   if (j < s.size()) t.mb = std::stoi(s.substr(j));
   static const std::map<std::string, T> kTypes = {
-      {"F", T::F},          {"I", T::I},          {"W", T::W},          {"B", T::B},
-      {"SEND_F", T::SendF}, {"RECV_F", T::RecvF}, {"SEND_B", T::SendB}, {"RECV_B", T::RecvB},
-      {"REDUCE_GRAD", T::ReduceGrad}};
+      {"F", T::F},          {"I", T::I},          {"W", T::W},
+      {"B", T::B},          {"SEND_F", T::SendF}, {"RECV_F", T::RecvF},
+      {"SEND_B", T::SendB}, {"RECV_B", T::RecvB}, {"REDUCE_GRAD", T::ReduceGrad}};
   auto it = kTypes.find(name);
   INFO("token ", s);
   REQUIRE(it != kTypes.end());
@@ -149,7 +149,8 @@ Check check_rows(const Rows& rows, int stages, int m, Semantics sem = Semantics:
         int peer_stage = t.type == T::SendF || t.type == T::RecvB ? t.stage + 1 : t.stage - 1;
         if (!crosses(t.stage, peer_stage)) c.fail("row " + std::to_string(r) + ": " + t.text + " has no peer rank");
         if (is_send(t.type)) {
-          bool made = fwd ? seen.count({T::F, t.stage, t.mb}) : seen.count({T::I, t.stage, t.mb}) + seen.count({T::B, t.stage, t.mb});
+          bool made = fwd ? seen.count({T::F, t.stage, t.mb})
+                          : seen.count({T::I, t.stage, t.mb}) + seen.count({T::B, t.stage, t.mb});
           if (!made) c.fail("row " + std::to_string(r) + ": " + t.text + " before the compute that makes it");
         }
         if (++seen[{t.type, t.stage, t.mb}] > 1) c.fail("row " + std::to_string(r) + ": " + t.text + " twice");
@@ -163,7 +164,8 @@ Check check_rows(const Rows& rows, int stages, int m, Semantics sem = Semantics:
       for (const Tok& l : leaves(t)) {
         if (l.type == T::F && crosses(l.stage, l.stage - 1) && !seen.count({T::RecvF, l.stage, l.mb}))
           c.fail("row " + std::to_string(r) + ": " + l.text + " without its RECV_F before it");
-        if ((l.type == T::I || l.type == T::B) && crosses(l.stage, l.stage + 1) && !seen.count({T::RecvB, l.stage, l.mb}))
+        if ((l.type == T::I || l.type == T::B) && crosses(l.stage, l.stage + 1) &&
+            !seen.count({T::RecvB, l.stage, l.mb}))
           c.fail("row " + std::to_string(r) + ": " + l.text + " without its RECV_B before it");
         if (l.type == T::W || l.type == T::B) ++grads[l.stage];
         ++seen[{l.type, l.stage, l.mb}];
@@ -310,36 +312,29 @@ TEST_CASE("torch-csv-comms: the checker catches a missing receive, a wrong chann
   // 1F1B on two ranks, fused backward, with both ranks sending before they receive in the steady
   // state (rank 0 sends F1 while rank 1 sends B0): fine when sends are buffered, a hang under
   // rendezvous. Receiving B0 first (`good`) fixes it.
-  std::string crosswise =
-      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
-      "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
+  std::string crosswise = "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+                          "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(crosswise), 2, 2, Semantics::Buffered).failure == "");
   CHECK(check_rows(parse_csv(crosswise), 2, 2).failure == "deadlock: row 0 stuck at 0SEND_F1");
-  std::string good =
-      "0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
-      "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
+  std::string good = "0F0,0SEND_F0,0F1,0RECV_B0,0SEND_F1,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+                     "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(good), 2, 2).failure == "");
-  std::string missing =
-      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
-      "1F0,1RECV_F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
+  std::string missing = "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+                        "1F0,1RECV_F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(missing), 2, 2).failure == "row 1: 1F0 without its RECV_F before it");
-  std::string crossed =
-      "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
-      "1RECV_F1,1RECV_F0,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
+  std::string crossed = "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+                        "1RECV_F1,1RECV_F0,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(crossed), 2, 2).failure == "channel order: 0SEND_F0 meets 1RECV_F1");
   // Both ranks receive before they send: fine with buffered sends, a deadlock under rendezvous.
-  std::string stuck =
-      "0F0,0F1,0SEND_F1,0RECV_B0,0SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
-      "1RECV_F1,1F1,1B1,1SEND_B1,1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
+  std::string stuck = "0F0,0F1,0SEND_F1,0RECV_B0,0SEND_F0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n"
+                      "1RECV_F1,1F1,1B1,1SEND_B1,1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(stuck), 2, 2).failure.starts_with("channel order"));
-  std::string deadlock =
-      "0F0,0RECV_B0,0SEND_F0,0B0,0REDUCE_GRAD\n"
-      "1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
+  std::string deadlock = "0F0,0RECV_B0,0SEND_F0,0B0,0REDUCE_GRAD\n"
+                         "1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
   for (Semantics sem : {Semantics::Buffered, Semantics::Rendezvous})
     CHECK(check_rows(parse_csv(deadlock), 2, 1, sem).failure == "deadlock: row 0 stuck at 0RECV_B0");
-  std::string no_reduce =
-      "0F0,0SEND_F0,0RECV_B0,0B0\n"
-      "1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
+  std::string no_reduce = "0F0,0SEND_F0,0RECV_B0,0B0\n"
+                          "1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD\n";
   CHECK(check_rows(parse_csv(no_reduce), 2, 1).failure == "row 0: no REDUCE_GRAD for stage 0");
 }
 

@@ -15,7 +15,8 @@ using namespace schedc::ir;
 namespace {
 
 Schedule two_rank_gpipe() {
-  return test::schedule(test::problem(2, 2, BackwardMode::Fused), {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 F1.s1 BW0.s1 BW1.s1"});
+  return test::schedule(test::problem(2, 2, BackwardMode::Fused),
+                        {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 F1.s1 BW0.s1 BW1.s1"});
 }
 
 std::string first_issue(const Schedule& s, const Program& p) {
@@ -50,13 +51,16 @@ TEST_CASE("receives posted out of channel order break first-in first-out matchin
   RankProgram& r1 = p.ranks[1];
   std::vector<size_t> recv_groups;
   for (size_t g = 0; g < r1.groups.size(); ++g)
-    if (p.message(r1.groups[g].transfers.front()).dst == RankId(1) && p.message(r1.groups[g].transfers.front()).kind == MessageKind::Activation)
+    if (p.message(r1.groups[g].transfers.front()).dst == RankId(1) &&
+        p.message(r1.groups[g].transfers.front()).kind == MessageKind::Activation)
       recv_groups.push_back(g);
   REQUIRE(recv_groups.size() == 2);
   std::swap(r1.groups[recv_groups[0]], r1.groups[recv_groups[1]]);
   for (Op& op : r1.ops)
-    if (op.kind == OpKind::Wait && op.group == static_cast<int32_t>(recv_groups[0])) op.group = static_cast<int32_t>(recv_groups[1]);
-    else if (op.kind == OpKind::Wait && op.group == static_cast<int32_t>(recv_groups[1])) op.group = static_cast<int32_t>(recv_groups[0]);
+    if (op.kind == OpKind::Wait && op.group == static_cast<int32_t>(recv_groups[0]))
+      op.group = static_cast<int32_t>(recv_groups[1]);
+    else if (op.kind == OpKind::Wait && op.group == static_cast<int32_t>(recv_groups[1]))
+      op.group = static_cast<int32_t>(recv_groups[0]);
   std::string msg = all_issues(s, p);
   INFO(msg);
   CHECK(msg.find("channel 0->1: send #0 carries `F0.s0` but receive #0 expects `F1.s0` (first in, first out)") !=
@@ -79,7 +83,8 @@ TEST_CASE("a send posted before its producer is rejected") {
   REQUIRE(ops[0].kind == OpKind::Compute);
   REQUIRE(ops[1].kind == OpKind::Post);
   std::swap(ops[0], ops[1]);
-  CHECK(first_issue(s, p).find("posts `send F0.s0 -> r1 #0` at op 0, before its producer at op 1") != std::string::npos);
+  CHECK(first_issue(s, p).find("posts `send F0.s0 -> r1 #0` at op 0, before its producer at op 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("a missing message and a program that computes the wrong unit are rejected") {
@@ -102,7 +107,8 @@ TEST_CASE("non-blocking sends still deadlock when groups complete in posting ord
     auto& ops = p.ranks[r].ops;
     ops.erase(std::remove_if(ops.begin(), ops.end(),
                              [&](const Op& op) {
-                               return op.kind == OpKind::Wait && p.message(op.needs.front()).src == RankId(static_cast<int32_t>(r));
+                               return op.kind == OpKind::Wait &&
+                                      p.message(op.needs.front()).src == RankId(static_cast<int32_t>(r));
                              }),
               ops.end());
   }

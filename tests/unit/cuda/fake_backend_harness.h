@@ -80,8 +80,7 @@ class DeviceStage final : public Stage {
   std::vector<double> gradient_values(const void* grads) const override { return inner_->gradient_values(grads); }
 
  private:
-  template <class Body>
-  void launch(std::initializer_list<DeviceStage*> users, Body body) {
+  template <class Body> void launch(std::initializer_list<DeviceStage*> users, Body body) {
     std::vector<std::shared_ptr<std::atomic<int>>> counts;
     for (DeviceStage* u : users) {
       ++*u->unfinished_;
@@ -128,7 +127,9 @@ class DeviceStages final : public Backend {
   void op_begin(OpCode c) override { b_.op_begin(c); }
   void op_end(OpCode c) override { b_.op_end(c); }
   void device_intervals(std::vector<OpRecord>& r) override { b_.device_intervals(r); }
-  std::optional<double> device_check_tolerance(const StageConfig& c) const override { return b_.device_check_tolerance(c); }
+  std::optional<double> device_check_tolerance(const StageConfig& c) const override {
+    return b_.device_check_tolerance(c);
+  }
   void synchronize() override { b_.synchronize(); }
 
  private:
@@ -155,7 +156,8 @@ struct Program {
     p.ranks = pp;
     p.stages_per_rank = vpp;
     p.microbatches = m;
-    solver::apply_family_defaults(*solver::find_family(family), {ir::Field::Ranks, ir::Field::StagesPerRank, ir::Field::Microbatches}, p);
+    solver::apply_family_defaults(*solver::find_family(family),
+                                  {ir::Field::Ranks, ir::Field::StagesPerRank, ir::Field::Microbatches}, p);
     Diagnostics diags;
     auto sched = solver::generate_family(family, p, {}, SourceLoc{}, diags);
     REQUIRE_MESSAGE(sched, diags.str());
@@ -204,7 +206,8 @@ struct Program {
             t.code = OpCode::Wait;
             t.group = op.group;
             t.first = static_cast<int32_t>(needs[static_cast<size_t>(r)].size());
-            for (ir::MessageId id : op.needs) needs[static_cast<size_t>(r)].push_back(action_of(prog.message(id).producer));
+            for (ir::MessageId id : op.needs)
+              needs[static_cast<size_t>(r)].push_back(action_of(prog.message(id).producer));
             t.count = static_cast<int32_t>(needs[static_cast<size_t>(r)].size()) - t.first;
             break;
           case ir::OpKind::WaitAll: t.code = OpCode::WaitAll; break;
@@ -215,7 +218,8 @@ struct Program {
       op_counts.push_back(static_cast<int32_t>(rp.ops.size()));
     }
     for (int32_t r = 0; r < R; ++r)
-      tables.push_back(RankTable{ops[static_cast<size_t>(r)].data(), static_cast<int32_t>(ops[static_cast<size_t>(r)].size()),
+      tables.push_back(RankTable{ops[static_cast<size_t>(r)].data(),
+                                 static_cast<int32_t>(ops[static_cast<size_t>(r)].size()),
                                  transfers[static_cast<size_t>(r)].data(), needs[static_cast<size_t>(r)].data()});
     info.source = "fake_backend_test";
     info.ranks = R;
@@ -254,7 +258,7 @@ using BeforeRun = std::function<void(const Backends&)>;
 // itself, from the registry's device implementations (a device stage registered by name).
 template <class Make>
 inline std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, const RunOptions& opt, int* rc, Make make,
-                      const BeforeRun& before, bool wrap = true) {
+                             const BeforeRun& before, bool wrap = true) {
   Backends backends(static_cast<size_t>(info.ranks));
   std::latch built(info.ranks), go(1);
   std::vector<std::thread> threads;
@@ -287,7 +291,7 @@ inline std::string run_ranks(cuda::InProcess& group, const ProgramInfo& info, co
 
 // Every rank on the local backend (as run_cuda's single-process local mode), all on device 0.
 inline std::string run_local(const ProgramInfo& info, const RunOptions& opt, int* rc, const BeforeRun& before = {},
-                      bool wrap = true) {
+                             bool wrap = true) {
   cuda::InProcess group(info.ranks, BackendOptions{opt.timeout});
   return run_ranks(
       group, info, opt, rc, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }, before, wrap);
@@ -297,7 +301,7 @@ inline std::string run_local(const ProgramInfo& info, const RunOptions& opt, int
 // collectives (single-process NCCL mode), or with barrier, gather and exchange through NCCL too
 // (what one process per rank does). The fake must have a device per rank.
 inline std::string run_nccl(const ProgramInfo& info, const RunOptions& opt, bool in_process, int* rc,
-                     const BeforeRun& before = {}) {
+                            const BeforeRun& before = {}) {
   cuda::install_libs_for_testing(fake_nccl::libs());
   fake_nccl::FakeWorld world(info.ranks);
   cuda::InProcess group(info.ranks, BackendOptions{opt.timeout});
@@ -340,7 +344,8 @@ struct Outcome {
 };
 
 // One run of `info` in `mode` on a fake device in random order from `seed`, a device per rank.
-inline Outcome run(Mode mode, const ProgramInfo& info, const RunOptions& opt, uint64_t seed, const BeforeRun& before = {}) {
+inline Outcome run(Mode mode, const ProgramInfo& info, const RunOptions& opt, uint64_t seed,
+                   const BeforeRun& before = {}) {
   FakeDevice fake({.order = fake_cuda::Order::Random, .seed = seed, .devices = info.ranks});
   Outcome r;
   r.out = capture_stdout([&] {
@@ -351,12 +356,9 @@ inline Outcome run(Mode mode, const ProgramInfo& info, const RunOptions& opt, ui
   return r;
 }
 
-
-
 // Rank 0 sends F0.s0 and rank 1 expects F1.s0 as that channel's first message, on backends from
 // `make(rank)`; returns how the group failed.
-template <class Make>
-inline std::string out_of_order_failure(cuda::InProcess& group, Make make) {
+template <class Make> inline std::string out_of_order_failure(cuda::InProcess& group, Make make) {
   auto side = [&](int32_t rank) {
     try {
       auto b = make(rank);

@@ -18,8 +18,8 @@ TEST_CASE("lowered programs run on the local cuda backend and match the referenc
     const char* family;
     int32_t pp, vpp, m;
   };
-  for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"interleaved-1f1b", 2, 2, 4},
-                 Case{"zb-h1", 3, 1, 6}}) {
+  for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8},
+                 Case{"interleaved-1f1b", 2, 2, 4}, Case{"zb-h1", 3, 1, 6}}) {
     Program p(c.family, c.pp, c.vpp, c.m);
     for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
       Outcome r = run(Mode::Local, p.info, options(), seed);
@@ -84,7 +84,6 @@ TEST_CASE("an exception on one rank stops every rank with its message") {
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-
 TEST_CASE("a message out of channel order is caught by its header") {
   cuda::InProcess group(2, BackendOptions{5});
   CHECK(out_of_order_failure(group, [&](int32_t r) { return cuda::make_local_backend(group, r, 0); }) ==
@@ -96,7 +95,8 @@ TEST_CASE("run_cuda checks the launch before it starts anything") {
   int argc = 0;
   char** argv = nullptr;
   setenv("SCHEDC_CUDA_MODE", "nccl", 1);
-  CHECK(run_cuda(4, BackendOptions{}, body, &argc, &argv).find("NCCL refuses two ranks on one device") != std::string::npos);
+  CHECK(run_cuda(4, BackendOptions{}, body, &argc, &argv).find("NCCL refuses two ranks on one device") !=
+        std::string::npos);
   unsetenv("SCHEDC_CUDA_MODE");
   setenv("RANK", "0", 1);
   CHECK(run_cuda(4, BackendOptions{}, body, &argc, &argv).find("RANK and WORLD_SIZE must be set together") !=
@@ -117,10 +117,13 @@ TEST_CASE("the synthetic stage through run_cuda: single-process local mode on th
   std::string out = capture_stdout([&] {
     int argc = 0;
     char** argv = nullptr;
-    std::string failure = run_cuda(p.info.ranks, BackendOptions{5}, [&](Backend& b) {
-      int code = rank_main(b, p.info, o);
-      if (b.rank() == 0) rc = code;
-    }, &argc, &argv);
+    std::string failure = run_cuda(
+        p.info.ranks, BackendOptions{5},
+        [&](Backend& b) {
+          int code = rank_main(b, p.info, o);
+          if (b.rank() == 0) rc = code;
+        },
+        &argc, &argv);
     CHECK(failure == "");
   });
   CHECK(rc == 0);

@@ -162,8 +162,7 @@ class Engine {
 
   // Runs ready operations until `done()` holds; when none is ready, waits for another host thread
   // to make one ready (a fake NCCL transfer whose peer has not posted yet).
-  template <class Done>
-  void run_until(std::unique_lock<std::mutex>& lock, Done done, const char* what) {
+  template <class Done> void run_until(std::unique_lock<std::mutex>& lock, Done done, const char* what) {
     auto start = Clock::now();
     while (!done()) {
       if (run_one()) {
@@ -181,7 +180,8 @@ class Engine {
   void synchronize_stream(std::unique_lock<std::mutex>& lock, Stream* s, const char* what) {
     uint64_t target = s->last_seq;
     int id = s->id;
-    run_until(lock, [&] { return !live(id) || passed(s, target); }, what);
+    run_until(
+        lock, [&] { return !live(id) || passed(s, target); }, what);
   }
 
   // What `device` has been given so far has run (cudaFree's implicit synchronisation).
@@ -213,7 +213,9 @@ class Engine {
     ++stats_.dropped_waits;
     return true;
   }
-  void arm_drop(Stream* waiter, Stream* recorder, int nth) { drop_ = Drop{true, waiter, recorder ? recorder->id : -1, nth}; }
+  void arm_drop(Stream* waiter, Stream* recorder, int nth) {
+    drop_ = Drop{true, waiter, recorder ? recorder->id : -1, nth};
+  }
 
   void add_allocation(void* p, size_t bytes, bool pinned) {
     allocations_[static_cast<const std::byte*>(p)] = Allocation{bytes, current_device, pinned};
@@ -412,8 +414,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   auto* s = fake_cuda::as_stream(stream);
   std::shared_ptr<fake_cuda::Mark> mark = fake_cuda::as_event(event)->latest;
   if (!e.drop_wait(s, mark.get()) && mark)
-    e.enqueue(s, "wait for an event recorded on stream " + std::to_string(mark->stream),
-              [mark] { return mark->done; }, {});
+    e.enqueue(s, "wait for an event recorded on stream " + std::to_string(mark->stream), [mark] { return mark->done; },
+              {});
   e.progress();
   return cudaSuccess;
 }
@@ -457,7 +459,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   auto& e = fake_cuda::engine();
   std::unique_lock<std::mutex> lock(e.mu);
   std::shared_ptr<fake_cuda::Mark> mark = fake_cuda::as_event(event)->latest;
-  e.run_until(lock, [&] { return !mark || mark->done; }, "cudaEventSynchronize");
+  e.run_until(
+      lock, [&] { return !mark || mark->done; }, "cudaEventSynchronize");
   return cudaSuccess;
 }
 
@@ -518,15 +521,15 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
   uint64_t seq = 0;
   if (from == Memory::Pageable) {
     auto staged = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(src),
-                                                          static_cast<const std::byte*>(src) + bytes);
-    seq = e.enqueue(s, "memcpy from pageable memory", {}, [dst, staged] {
-      std::memcpy(dst, staged->data(), staged->size());
-    });
+                                                           static_cast<const std::byte*>(src) + bytes);
+    seq = e.enqueue(s, "memcpy from pageable memory", {},
+                    [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
   } else {
     seq = e.enqueue(s, "memcpy", {}, [dst, src, bytes] { std::memmove(dst, src, bytes); });
   }
   if (to == Memory::Pageable) {
-    e.run_until(lock, [&] { return fake_cuda::Engine::passed(s, seq); }, "a cudaMemcpyAsync into pageable memory");
+    e.run_until(
+        lock, [&] { return fake_cuda::Engine::passed(s, seq); }, "a cudaMemcpyAsync into pageable memory");
     return cudaSuccess;
   }
   e.progress();

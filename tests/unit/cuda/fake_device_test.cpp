@@ -118,17 +118,19 @@ StageConfig as_mlp(const StageConfig& c) {
 
 // The host implementation is what --check's sequential reference runs; the device one gets the
 // rank's compute stream from the backend and runs the mlp stage's math as kernels on it.
-SCHEDRT_REGISTER_STAGE(fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device",
-                       .has_reference = true, .memory = StageMemory::Host,
-                       .make = [](const StageConfig& c, int32_t s, const StageEnv&) { return make_stage(as_mlp(c), s); });
-SCHEDRT_REGISTER_STAGE(fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device",
-                       .has_reference = true, .memory = StageMemory::Device,
-                       .make = [](const StageConfig& c, int32_t s, const StageEnv& env) -> std::unique_ptr<Stage> {
-                         if (env.memory != StageMemory::Device || !env.stream || !env.backend)
-                           throw Error("a device stage was made without a device environment");
-                         ++device_stages_made;
-                         return std::make_unique<DeviceStage>(make_stage(as_mlp(c), s), static_cast<cudaStream_t>(env.stream));
-                       });
+SCHEDRT_REGISTER_STAGE(
+    fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device", .has_reference = true,
+    .memory = StageMemory::Host,
+    .make = [](const StageConfig& c, int32_t s, const StageEnv&) { return make_stage(as_mlp(c), s); });
+SCHEDRT_REGISTER_STAGE(
+    fake_device_mlp, .description = "the CPU mlp stage as kernels on the fake device", .has_reference = true,
+    .memory = StageMemory::Device,
+    .make = [](const StageConfig& c, int32_t s, const StageEnv& env) -> std::unique_ptr<Stage> {
+      if (env.memory != StageMemory::Device || !env.stream || !env.backend)
+        throw Error("a device stage was made without a device environment");
+      ++device_stages_made;
+      return std::make_unique<DeviceStage>(make_stage(as_mlp(c), s), static_cast<cudaStream_t>(env.stream));
+    });
 
 TEST_CASE("a device stage registered by name: the cuda backend makes it with its stream, and --check matches") {
   CHECK(registry_errors().empty());
@@ -154,5 +156,6 @@ TEST_CASE("a device stage registered by name: the cuda backend makes it with its
   CHECK(find_stage("synthetic", StageMemory::Device) == find_stage("synthetic", StageMemory::Host));
   StageConfig c;
   c.stage = "no_such_stage";
-  CHECK_THROWS_WITH(make_stage(c, 0), doctest::Contains("no stage `no_such_stage` is registered; registered stages: `mlp`"));
+  CHECK_THROWS_WITH(make_stage(c, 0),
+                    doctest::Contains("no stage `no_such_stage` is registered; registered stages: `mlp`"));
 }

@@ -96,8 +96,11 @@ thread_local std::vector<Pending> group_ops;
 
 size_t type_bytes(ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: case ncclUint8: return 1;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt8:
+    case ncclUint8: return 1;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
     default: return 8;
   }
 }
@@ -260,7 +263,8 @@ ncclResult_t collective(ncclComm_t comm, const void* in, void* out, size_t bytes
           std::memcpy(dst, &total, sizeof total);
           return;
         }
-        for (int q = 0; q < size; ++q) std::memcpy(dst + static_cast<size_t>(q) * bytes, dev->inputs[static_cast<size_t>(q)].data(), bytes);
+        for (int q = 0; q < size; ++q)
+          std::memcpy(dst + static_cast<size_t>(q) * bytes, dev->inputs[static_cast<size_t>(q)].data(), bytes);
       });
   if (++col.arrived < size) return ncclInProgress;
   col.done = true;

@@ -40,8 +40,7 @@ enum class Mode { F64Reversed, F32, BF16 };
 // and layer W (T), bias (A); activations, dz and input gradients stored in T; pre-activations and
 // weight gradients in A (float, or double for fp64). F64Reversed sums every dot product in the
 // opposite order to the CPU stage's, as a stand-in for cuBLAS's own order.
-template <class A>
-class Emulation {
+template <class A> class Emulation {
  public:
   Emulation(const Sizes& z, Mode mode, uint64_t seed)
       : z_(z), bf16_(mode == Mode::BF16), reverse_(mode == Mode::F64Reversed), seed_(seed) {
@@ -57,10 +56,8 @@ class Emulation {
         auto& b = b_[static_cast<size_t>(s * z.layers + l)];
         for (size_t i = 0; i < h * h; ++i) {
           double v = uniform_hash(seed, stream, i);
-          if (bf16)
-            w.push_back(to_bf16(static_cast<float>(v * scale)));
-          else
-            w.push_back(static_cast<A>(static_cast<A>(v) * static_cast<A>(scale)));
+          if (bf16) w.push_back(to_bf16(static_cast<float>(v * scale)));
+          else w.push_back(static_cast<A>(static_cast<A>(v) * static_cast<A>(scale)));
         }
         for (size_t o = 0; o < h; ++o) b.push_back(static_cast<A>(0.1 * uniform_hash(seed, stream, h * h + o)));
       }
@@ -200,10 +197,8 @@ TEST_CASE("fp64, fp32 and bf16 against the fp64 reference stay well inside the -
     for (Mode mode : {Mode::F64Reversed, Mode::F32, Mode::BF16}) {
       double loss = 0;
       std::vector<std::vector<double>> grads;
-      if (mode == Mode::F64Reversed)
-        Emulation<double>(z, mode, 1).run(&loss, &grads);
-      else
-        Emulation<float>(z, mode, 1).run(&loss, &grads);
+      if (mode == Mode::F64Reversed) Emulation<double>(z, mode, 1).run(&loss, &grads);
+      else Emulation<float>(z, mode, 1).run(&loss, &grads);
       double rel = max_rel(grads, ref.gradients);
       double loss_rel = std::abs(loss - ref.loss) / ref.loss;
       Dtype dtype = mode == Mode::BF16 ? Dtype::BF16 : mode == Mode::F32 ? Dtype::F32 : Dtype::F64;

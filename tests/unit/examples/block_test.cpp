@@ -38,13 +38,13 @@ std::vector<double> input(size_t n) {
 // residual, a transposed weight) is off by O(1).
 double rel_error(const std::vector<double>& got, const std::vector<double>& want) {
   double diff = 0, scale = 0;
-  for (size_t i = 0; i < got.size(); ++i) diff = std::max(diff, std::abs(got[i] - want[i])), scale = std::max(scale, std::abs(want[i]));
+  for (size_t i = 0; i < got.size(); ++i)
+    diff = std::max(diff, std::abs(got[i] - want[i])), scale = std::max(scale, std::abs(want[i]));
   return diff / scale;
 }
 
 // Central differences of `objective` with respect to every entry of `values`.
-template <class F>
-std::vector<double> finite_differences(std::vector<double>& values, F objective) {
+template <class F> std::vector<double> finite_differences(std::vector<double>& values, F objective) {
   std::vector<double> out(values.size());
   const double h = 1e-5;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -149,7 +149,8 @@ TEST_CASE("each stage builds the layers the model's partition gives it; without 
   for (int32_t s = 0; s < 4; ++s) {
     auto st = make_stage(c, s);
     CHECK(c.layers_of(s) == c.layers_per_stage[static_cast<size_t>(s)]);
-    CHECK(st->gradient_bytes() == static_cast<size_t>(c.layers_per_stage[static_cast<size_t>(s)]) * per_block * sizeof(double));
+    CHECK(st->gradient_bytes() ==
+          static_cast<size_t>(c.layers_per_stage[static_cast<size_t>(s)]) * per_block * sizeof(double));
   }
   // A stage of 0 blocks passes its input on and has no gradient.
   Block<double> empty(c, 2);

@@ -76,8 +76,8 @@ inline Figures figures(const ir::Schedule& s) {
 
 inline const std::vector<std::string>& all_family_names() {
   static const std::vector<std::string> names = {
-      "gpipe", "1f1b",   "interleaved-1f1b", "looped-bfs", "zb-h1",    "zb-h2",   "interleaved-zb",
-      "zb-v",  "v-half", "v-min",            "chimera",    "dualpipe", "dualpipev"};
+      "gpipe",  "1f1b",  "interleaved-1f1b", "looped-bfs", "zb-h1",    "zb-h2", "interleaved-zb", "zb-v",
+      "v-half", "v-min", "chimera",          "dualpipe",   "dualpipev"};
   return names;
 }
 

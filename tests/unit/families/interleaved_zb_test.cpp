@@ -154,7 +154,8 @@ TEST_CASE("interleaved-zb reaches the issue's targets: pp 4 vpp 2 m 8 at 51 / pe
   CHECK(figures(*b.schedule).peak <= torch_peak);
 }
 
-TEST_CASE("with F = B = W and no comm latency the makespan is optimal for every m >= pp, also where PyTorch refuses m") {
+TEST_CASE(
+    "with F = B = W and no comm latency the makespan is optimal for every m >= pp, also where PyTorch refuses m") {
   // Rank pp-1 cannot start before (pp-1) F and then has m vpp (F+B+W) of work. For an m that
   // PyTorch's rounds do not divide, the groups differ by at most one microbatch.
   for (int32_t pp : {2, 3, 4, 5, 8})
@@ -236,8 +237,9 @@ TEST_CASE("interleaved-zb's timed orders beat PyTorch's under comm latency and u
     double f, b, w, comm, torch, ours;
   };
   // The last two are the issue's uneven-cost example: there no timed order beats PyTorch's.
-  for (Case c : {Case{4, 8, 1, 1, 1, 1, 72, 68}, Case{4, 16, 1, 1, 0.5, 1, 128, 115.5}, Case{4, 8, 2, 1, 1, 0.1, 71.6, 71.4},
-                 Case{4, 8, 2, 2, 1, 0.1, 90.6, 90.6}, Case{8, 16, 2, 2, 1, 0.1, 184.6, 184.6}}) {
+  for (Case c :
+       {Case{4, 8, 1, 1, 1, 1, 72, 68}, Case{4, 16, 1, 1, 0.5, 1, 128, 115.5}, Case{4, 8, 2, 1, 1, 0.1, 71.6, 71.4},
+        Case{4, 8, 2, 2, 1, 0.1, 90.6, 90.6}, Case{8, 16, 2, 2, 1, 0.1, 184.6, 184.6}}) {
     CAPTURE(c.pp);
     CAPTURE(c.m);
     CAPTURE(c.comm);

@@ -129,7 +129,8 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   SUBCASE("interleaved-1f1b needs vpp >= 2") {
     Problem base;
     base.stages_per_rank = 1;
-    Generated g = generate("interleaved-1f1b", family_problem("interleaved-1f1b", 4, 8, {ir::Field::StagesPerRank}, base));
+    Generated g = generate("interleaved-1f1b",
+                           family_problem("interleaved-1f1b", 4, 8, {ir::Field::StagesPerRank}, base));
     CHECK(mentions(g, "vpp (stages per rank) >= 2, got `1`"));
   }
   SUBCASE("gpipe is single-direction") {

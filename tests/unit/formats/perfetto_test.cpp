@@ -25,7 +25,8 @@ TEST_CASE("perfetto: compute events follow the timeline") {
   ir::Problem p = test::problem(2, 1, 2, ir::PlacementKind::Looped, ir::BackwardMode::Fused);
   ir::Schedule s;
   s.problem = p;
-  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)}, {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
+  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)},
+             {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
   ir::Timeline t = test::timeline(s);
   json trace = json::parse(codegen::emit_perfetto(s, t));
   std::vector<json> compute = events_of(trace, 0);
@@ -53,7 +54,8 @@ TEST_CASE("perfetto: a problem stated in a time unit keeps it (a profiled spec i
   ir::Problem p = test::problem(2, 1, 2, ir::PlacementKind::Looped, ir::BackwardMode::Fused);
   ir::Schedule s;
   s.problem = p;
-  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)}, {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
+  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)},
+             {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
   for (auto [unit, us] : {std::pair{"us", 1.0}, {"ms", 1000.0}, {"ns", 0.001}, {"s", 1e6}}) {
     s.problem.time_unit = unit;
     json trace = json::parse(codegen::emit_perfetto(s, test::timeline(s)));
@@ -89,7 +91,8 @@ TEST_CASE("perfetto: every cross-rank dependency is a transfer on the sender's c
 }
 
 TEST_CASE("perfetto: an overlapped unit is one FB event") {
-  ir::Schedule s = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed), true);
+  ir::Schedule s = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed),
+                                         true);
   size_t units = 0;
   for (const auto& o : s.overlap) units += o.size();
   REQUIRE(units > 0);
@@ -107,7 +110,8 @@ TEST_CASE("perfetto: an overlapped unit is one FB event") {
 }
 
 TEST_CASE("perfetto: output is deterministic") {
-  ir::Problem p = test::problem(3, 1, 6, ir::PlacementKind::Looped, ir::BackwardMode::Mixed, ir::Direction::Bidirectional);
+  ir::Problem p = test::problem(3, 1, 6, ir::PlacementKind::Looped, ir::BackwardMode::Mixed,
+                                ir::Direction::Bidirectional);
   p.cost.comm = 1;
   ir::Schedule s = test::greedy_schedule(p);
   ir::Timeline t = test::timeline(s);

@@ -69,15 +69,15 @@ TEST_CASE("provenance round trip: explicit orders") {
 
 TEST_CASE("provenance round trip: a family, with and without parameters") {
   Diagnostics diags;
-  auto plain = solver::generate_family("1f1b", test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused),
-                                       {}, SourceLoc{}, diags);
+  auto plain = solver::generate_family(
+      "1f1b", test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused), {}, SourceLoc{}, diags);
   REQUIRE(plain.has_value());
   check_round_trip(*plain);
   ir::Params params;
   params.items.push_back(ir::Param{"group_size", 4.0, {}, {}});
   auto grouped = solver::generate_family("interleaved-1f1b",
-                                         test::problem(4, 2, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused), params,
-                                         SourceLoc{}, diags);
+                                         test::problem(4, 2, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused),
+                                         params, SourceLoc{}, diags);
   INFO(diags.str());
   REQUIRE(grouped.has_value());
   CHECK(ir::provenance_json(*grouped->provenance) ==
@@ -137,8 +137,8 @@ TEST_CASE("provenance round trip: solved schedules") {
 // The documents the golden tests keep were written by `schedc schedule --format json`: reading
 // one and writing it again gives it back byte for byte.
 TEST_CASE("provenance round trip: the golden tests' solved documents") {
-  for (const char* name : {"ok_verify_optimal_z3.json", "ok_verify_optimal_bound.json", "fail_verify_optimal_feasible.json",
-                           "fail_verify_optimal_bound_only.json"}) {
+  for (const char* name : {"ok_verify_optimal_z3.json", "ok_verify_optimal_bound.json",
+                           "fail_verify_optimal_feasible.json", "fail_verify_optimal_bound_only.json"}) {
     CAPTURE(name);
     std::ifstream in(std::string(SCHEDC_GOLDEN_DIR) + "/" + name);
     REQUIRE(in.good());
@@ -169,7 +169,9 @@ TEST_CASE("provenance reading is lenient: it never makes a document an error") {
   SUBCASE("unknown members and wrong types are skipped") {
     std::string diagnostics;
     auto s = read(head + R"({"source": "solve", "status": "optimal", "objective": "many", "extra": {"a": [1]},
-"z3": {"probes": -1, "statistics": {"x": 1.5, "y": "text"}}, "local_search": 3})" + "}", &diagnostics);
+"z3": {"probes": -1, "statistics": {"x": 1.5, "y": "text"}}, "local_search": 3})" +
+                      "}",
+                  &diagnostics);
     CHECK(diagnostics.empty());
     REQUIRE(s.has_value());
     REQUIRE(s->provenance.has_value());

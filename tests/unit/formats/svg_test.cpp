@@ -73,7 +73,8 @@ void check_positions(const ir::Schedule& s, const ir::Timeline& t, const std::ve
 TEST_CASE("svg: small fused schedule, boxes, labels, legend and metrics") {
   ir::Schedule s;
   s.problem = test::problem(2, 1, 2, ir::PlacementKind::Looped, ir::BackwardMode::Fused);
-  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)}, {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
+  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)},
+             {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
   ir::Timeline t = test::timeline(s);
   std::string svg = codegen::emit_svg(s, t);
   CHECK(svg.starts_with("<?xml"));
@@ -105,8 +106,8 @@ TEST_CASE("svg: large V-shape schedule keeps the scale and stays within bounds")
 }
 
 TEST_CASE("svg: bidirectional and overlapped schedules") {
-  ir::Schedule bi =
-      test::greedy_schedule(test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused, ir::Direction::Bidirectional));
+  ir::Schedule bi = test::greedy_schedule(
+      test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused, ir::Direction::Bidirectional));
   ir::Timeline tb = test::timeline(bi);
   std::string svg = codegen::emit_svg(bi, tb);
   check_positions(bi, tb, boxes_of(svg));
@@ -114,7 +115,8 @@ TEST_CASE("svg: bidirectional and overlapped schedules") {
   CHECK(svg.find("lighter: direction 1") != std::string::npos);
   CHECK(svg.find(">3.s2<") != std::string::npos);  // bidirectional labels name the stage
 
-  ir::Schedule ov = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed), true);
+  ir::Schedule ov = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed),
+                                          true);
   ir::Timeline to = test::timeline(ov);
   std::string svg2 = codegen::emit_svg(ov, to);
   check_positions(ov, to, boxes_of(svg2));

@@ -23,7 +23,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 ir::Schedule fused_two_ranks() {
   ir::Schedule s;
   s.problem = test::problem(2, 1, 2, ir::PlacementKind::Looped, ir::BackwardMode::Fused);
-  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)}, {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
+  s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)},
+             {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
   return s;
 }
 
@@ -47,18 +48,17 @@ std::vector<std::multiset<std::string>> drawn_labels(const std::string& text, in
 
 TEST_CASE("text: a hand-computed fused 1F1B on two ranks") {
   ir::Schedule s = fused_two_ranks();
-  std::string expected =
-      "2 ranks, 1 stage per rank (looped), 2 microbatches, single direction, fused backward\n"
-      "one cell = 1 time unit; `.` idle, `-` the action goes on, `+` joins an overlapped F&B unit\n"
-      "\n"
-      "time    0  1  2  3  4  5  6  7  8\n"
-      "rank 0  F0 F1 .  .  BW0-- .  BW1--\n"
-      "rank 1  .  F0 BW0-- F1 BW1-- .  .\n"
-      "\n"
-      "makespan 9, bubble ratio 0.333, max rank span 9, span bubble rate 0.333\n"
-      "rank  busy  peak memory\n"
-      "   0     6            2\n"
-      "   1     6            1\n";
+  std::string expected = "2 ranks, 1 stage per rank (looped), 2 microbatches, single direction, fused backward\n"
+                         "one cell = 1 time unit; `.` idle, `-` the action goes on, `+` joins an overlapped F&B unit\n"
+                         "\n"
+                         "time    0  1  2  3  4  5  6  7  8\n"
+                         "rank 0  F0 F1 .  .  BW0-- .  BW1--\n"
+                         "rank 1  .  F0 BW0-- F1 BW1-- .  .\n"
+                         "\n"
+                         "makespan 9, bubble ratio 0.333, max rank span 9, span bubble rate 0.333\n"
+                         "rank  busy  peak memory\n"
+                         "   0     6            2\n"
+                         "   1     6            1\n";
   CHECK(codegen::emit_text(s, test::timeline(s)) == expected);
 }
 
@@ -98,7 +98,8 @@ TEST_CASE("text: a large schedule wraps into bands of at most 120 columns and dr
 }
 
 TEST_CASE("text: overlapped units are drawn as one cell run joined by +") {
-  ir::Schedule s = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed), true);
+  ir::Schedule s = test::greedy_schedule(test::problem(4, 2, 8, ir::PlacementKind::VShape, ir::BackwardMode::Mixed),
+                                         true);
   REQUIRE(s.has_overlap());
   auto labels = drawn_labels(codegen::emit_text(s, test::timeline(s)), 4);
   for (size_t r = 0; r < s.ranks.size(); ++r) {

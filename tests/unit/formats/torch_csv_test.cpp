@@ -54,7 +54,10 @@ ir::Schedule via_json(const ir::Schedule& s) {
 // which emit_torch_csv refuses (PyTorch has one rank per stage) but the importer reads.
 std::string csv_text(const ir::Schedule& s) {
   auto token = [](ir::Action a) {
-    const char* letter = a.kind == ir::ActionKind::F ? "F" : a.kind == ir::ActionKind::B ? "I" : a.kind == ir::ActionKind::W ? "W" : "B";
+    const char* letter = a.kind == ir::ActionKind::F   ? "F"
+                         : a.kind == ir::ActionKind::B ? "I"
+                         : a.kind == ir::ActionKind::W ? "W"
+                                                       : "B";
     return std::to_string(a.stage.value) + letter + std::to_string(a.mb.value);
   };
   std::string out;
@@ -174,7 +177,8 @@ TEST_CASE("torch-csv: a stage on two ranks has no torch-csv form") {
 
 TEST_CASE("torch-csv: idle cells, blanks, quotes and CRLF are read; the export is canonical") {
   std::string canonical = "0F0,0F1,0B0,0B1\n";
-  for (std::string text : {"0F0,,0F1,0B0,,0B1,\n", " 0F0 ,\t0F1, 0B0,0B1\r\n", "\"0F0\",0F1,\"0B0\",0B1", ",,0F0,0F1,0B0,0B1,,\n"}) {
+  for (std::string text :
+       {"0F0,,0F1,0B0,,0B1,\n", " 0F0 ,\t0F1, 0B0,0B1\r\n", "\"0F0\",0F1,\"0B0\",0B1", ",,0F0,0F1,0B0,0B1,,\n"}) {
     CAPTURE(text);
     Imported in = import(text);
     INFO(in.diagnostics);
@@ -200,7 +204,9 @@ TEST_CASE("torch-csv: given problem fields must agree with the file") {
   base.placement = PlacementKind::VShape;
   base.backward = BackwardMode::Mixed;
   base.cost.comm = 0.5;
-  Imported ok = import(text, base, {Field::Ranks, Field::StagesPerRank, Field::Microbatches, Field::Placement, Field::Backward, Field::CostComm});
+  Imported ok = import(
+      text, base,
+      {Field::Ranks, Field::StagesPerRank, Field::Microbatches, Field::Placement, Field::Backward, Field::CostComm});
   INFO(ok.diagnostics);
   REQUIRE(ok.schedule.has_value());
   CHECK(ok.schedule->problem.cost.comm == 0.5);
@@ -293,8 +299,12 @@ TEST_CASE("torch-csv: mutated and random input never crashes") {
       size_t at = text.empty() ? 0 : rng() % text.size();
       switch (rng() % 3) {
         case 0: text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c); break;
-        case 1: if (!text.empty()) text.erase(at, 1 + rng() % 8); break;
-        default: if (!text.empty()) text[at] = c; break;
+        case 1:
+          if (!text.empty()) text.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          if (!text.empty()) text[at] = c;
+          break;
       }
     }
     if (round % 4 == 0)

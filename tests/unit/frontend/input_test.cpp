@@ -47,8 +47,9 @@ TEST_CASE("input_format: by suffix, else schedule JSON by its content, else a sp
 
 TEST_CASE("read_input: a spec's explicit orders become the input's schedule, located at their tokens") {
   Read r;
-  read(r, "a.sched",
-       "ranks = 2\nmicrobatches = 1\nschedule = explicit {\n  rank 0: F0.s0 B0.s0 W0.s0\n  rank 1: F0.s1 B0.s1 W0.s1\n}\n");
+  read(
+      r, "a.sched",
+      "ranks = 2\nmicrobatches = 1\nschedule = explicit {\n  rank 0: F0.s0 B0.s0 W0.s0\n  rank 1: F0.s1 B0.s1 W0.s1\n}\n");
   REQUIRE(r.in);
   const Input& in = *r.in;
   CHECK(in.format == InputFormat::Spec);
@@ -79,8 +80,10 @@ TEST_CASE("read_input: a spec without orders has no schedule and locates no acti
 TEST_CASE("read_input: schedule JSON keeps its provenance, gives every field, and locates its strings") {
   ir::Schedule s;
   s.problem.ranks = 2;
-  s.ranks = {{ir::Action{ir::ActionKind::F, ir::MbId(0), ir::StageId(0)}, ir::Action{ir::ActionKind::BW, ir::MbId(0), ir::StageId(0)}},
-             {ir::Action{ir::ActionKind::F, ir::MbId(0), ir::StageId(1)}, ir::Action{ir::ActionKind::BW, ir::MbId(0), ir::StageId(1)}}};
+  s.ranks = {{ir::Action{ir::ActionKind::F, ir::MbId(0), ir::StageId(0)},
+              ir::Action{ir::ActionKind::BW, ir::MbId(0), ir::StageId(0)}},
+             {ir::Action{ir::ActionKind::F, ir::MbId(0), ir::StageId(1)},
+              ir::Action{ir::ActionKind::BW, ir::MbId(0), ir::StageId(1)}}};
   s.problem.backward = ir::BackwardMode::Fused;
   s.provenance = ir::Provenance::of("family");
   Read r;
@@ -109,8 +112,7 @@ TEST_CASE("read_input: a torch-csv file's actions are located at their cells") {
 }
 
 TEST_CASE("json_locate_elements: the offsets json_locate finds, in one pass") {
-  const std::string text =
-      "{\"ranks\" :[ [\"a\",  \"b,]\" ] ,\n[],[ {\"x\": [1, 2]} ,\"c\\\"\", 3 ]\n], \"z\": 1}";
+  const std::string text = "{\"ranks\" :[ [\"a\",  \"b,]\" ] ,\n[],[ {\"x\": [1, 2]} ,\"c\\\"\", 3 ]\n], \"z\": 1}";
   auto rows = json_locate_elements(text, "/ranks");
   REQUIRE(rows.size() == 3);
   CHECK(rows[0].size() == 2);

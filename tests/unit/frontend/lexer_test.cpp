@@ -9,8 +9,8 @@ using K = TokenKind;
 
 TEST_CASE("lexer: words, numbers and punctuation") {
   auto l = lex_text("ranks = 4 # comment = [ {\ncost { F = [1, -2.5e-1] }");
-  std::vector<K> want = {K::Word,   K::Equal,  K::Number, K::Newline, K::Word,     K::LBrace, K::Word,   K::Equal,
-                         K::LBracket, K::Number, K::Comma, K::Number, K::RBracket, K::RBrace, K::End};
+  std::vector<K> want = {K::Word,     K::Equal,  K::Number, K::Newline, K::Word,     K::LBrace, K::Word, K::Equal,
+                         K::LBracket, K::Number, K::Comma,  K::Number,  K::RBracket, K::RBrace, K::End};
   CHECK(l.kinds == want);
   CHECK(l.texts[11] == "-2.5e-1");
   CHECK(l.diags.empty());
@@ -39,9 +39,9 @@ TEST_CASE("lexer: family names, action tokens and dashed words are words") {
 
 TEST_CASE("lexer: comparisons, newlines and semicolons") {
   auto l = lex_text("a == 1; b <= 2\r\nc < 3 >= > :()");
-  std::vector<K> want = {K::Word, K::EqualEqual, K::Number, K::Newline, K::Word,         K::LessEqual,
-                         K::Number, K::Newline, K::Word, K::Less,    K::Number,       K::GreaterEqual,
-                         K::Greater, K::Colon,  K::LParen, K::RParen, K::End};
+  std::vector<K> want = {K::Word,    K::EqualEqual, K::Number, K::Newline, K::Word,   K::LessEqual,
+                         K::Number,  K::Newline,    K::Word,   K::Less,    K::Number, K::GreaterEqual,
+                         K::Greater, K::Colon,      K::LParen, K::RParen,  K::End};
   CHECK(l.kinds == want);
 }
 

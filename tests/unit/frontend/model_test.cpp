@@ -69,13 +69,12 @@ TEST_CASE("balanced partition: optimal largest stage time, every layer placed") 
 }
 
 TEST_CASE("model: per-stage costs and memory from layers, embedding and head") {
-  Spec s = SPEC_OF(
-      "ranks = 4\nmicrobatches = 8\n"
-      "model { layers = 8  partition = [1, 3, 3, 1] }\n"
-      "layer { F = 2ms  B = 2ms  W = 1ms  memory = 256MiB  static = 1GiB }\n"
-      "embedding { F = 1ms  B = 1ms  W = 500us  memory = 0  static = 2GiB }\n"
-      "head { F = 3ms  B = 3ms  W = 2ms  memory = 512MiB  static = 2GiB }\n"
-      "memory { cap = 40GiB }\n");
+  Spec s = SPEC_OF("ranks = 4\nmicrobatches = 8\n"
+                   "model { layers = 8  partition = [1, 3, 3, 1] }\n"
+                   "layer { F = 2ms  B = 2ms  W = 1ms  memory = 256MiB  static = 1GiB }\n"
+                   "embedding { F = 1ms  B = 1ms  W = 500us  memory = 0  static = 2GiB }\n"
+                   "head { F = 3ms  B = 3ms  W = 2ms  memory = 512MiB  static = 2GiB }\n"
+                   "memory { cap = 40GiB }\n");
   const ir::Problem& p = s.problem;
   CHECK(s.layers_per_stage == std::vector<int32_t>{1, 3, 3, 1});
   CHECK(p.time_unit == "us");
@@ -84,7 +83,7 @@ TEST_CASE("model: per-stage costs and memory from layers, embedding and head") {
   CHECK(p.cost.W == ir::PerStage::list({1500, 3000, 3000, 3000}));
   CHECK(p.memory.F == ir::PerStage::list({256, 768, 768, 768}));
   CHECK(p.memory.B == ir::PerStage::list({-128, -384, -384, -384}));  // B and W follow F
-  CHECK(p.memory.static_memory == ir::PerStage::of(3072));  // equal on every stage: one number
+  CHECK(p.memory.static_memory == ir::PerStage::of(3072));            // equal on every stage: one number
   CHECK(s.is_given(ir::Field::CostF));
 
   Spec b = SPEC_OF("ranks = 4\nmicrobatches = 8\nmodel { layers = 32 }\nlayer { F = 1  B = 1  W = 1 }\n");

@@ -107,13 +107,13 @@ TEST_CASE("parser: expect clauses") {
 
 TEST_CASE("parser: every syntax error of a file is reported, one per broken line") {
   auto r = run("ranks = 4\n"
-               "microbatches =\n"           // 2: missing value
-               "direction single\n"         // 3: missing =
-               "cost { F = 1 B }\n"         // 4: missing = in block
-               "placement = looped ]\n"     // 5: junk after value
-               "stage_to_rank = [0, 1\n"    // 6: unclosed list (reported at `[`, recovers at the next line)
+               "microbatches =\n"         // 2: missing value
+               "direction single\n"       // 3: missing =
+               "cost { F = 1 B }\n"       // 4: missing = in block
+               "placement = looped ]\n"   // 5: junk after value
+               "stage_to_rank = [0, 1\n"  // 6: unclosed list (reported at `[`, recovers at the next line)
                "objective = makespan\n"
-               "}\n");                      // 8: stray brace
+               "}\n");  // 8: stray brace
   CHECK(!r.spec);
   CHECK(error_lines(r) == std::vector<int32_t>{2, 3, 4, 5, 6, 8});
   for (DiagKind k : r.kinds()) CHECK(k == DiagKind::Syntax);
@@ -135,8 +135,8 @@ TEST_CASE("parser: an unclosed block before the next block is reported at its `{
 }
 
 TEST_CASE("parser: unclosed blocks at the end of the file") {
-  for (const char* src : {"cost { F = 1", "expect { makespan == 3", "schedule = explicit { rank 0: F0.s0",
-                          "runtime {\n"}) {
+  for (const char* src :
+       {"cost { F = 1", "expect { makespan == 3", "schedule = explicit { rank 0: F0.s0", "runtime {\n"}) {
     auto r = run(src);
     INFO(src);
     REQUIRE(r.errors() == 1);

@@ -53,10 +53,27 @@ TEST_CASE("robustness: every single-byte deletion and a few replacements") {
 }
 
 TEST_CASE("robustness: random token soup") {
-  const char* pieces[] = {"ranks", "microbatches", "=", "==", "<=", "{", "}", "[", "]", "(", ")", ":", ",", ";", "\n",
-                          "4", "-0.5", "1e999", "\"s\"", "\"", "rank", "explicit", "family", "solve", "schedule",
-                          "expect", "cost", "memory", "runtime", "F0.s0", "BW1.s0", "same_as", "optimal", "peak_memory",
-                          "#", "@", "\xc3\xa9", " ", "none", "placement", "custom", "stage_to_rank"};
+  const char* pieces[] = {"ranks",    "microbatches",
+                          "=",        "==",
+                          "<=",       "{",
+                          "}",        "[",
+                          "]",        "(",
+                          ")",        ":",
+                          ",",        ";",
+                          "\n",       "4",
+                          "-0.5",     "1e999",
+                          "\"s\"",    "\"",
+                          "rank",     "explicit",
+                          "family",   "solve",
+                          "schedule", "expect",
+                          "cost",     "memory",
+                          "runtime",  "F0.s0",
+                          "BW1.s0",   "same_as",
+                          "optimal",  "peak_memory",
+                          "#",        "@",
+                          "\xc3\xa9", " ",
+                          "none",     "placement",
+                          "custom",   "stage_to_rank"};
   std::mt19937 rng(12345);
   std::uniform_int_distribution<size_t> pick(0, std::size(pieces) - 1);
   std::uniform_int_distribution<int> length(0, 60);

@@ -39,11 +39,10 @@ TEST_CASE("sema: the smallest spec takes every default") {
 }
 
 TEST_CASE("sema: every problem key") {
-  Spec s = SPEC_OF(
-      "ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
-      "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\n"
-      "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3 }\n"
-      "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6] }\n");
+  Spec s = SPEC_OF("ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
+                   "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\n"
+                   "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3 }\n"
+                   "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6] }\n");
   const ir::Problem& p = s.problem;
   CHECK(p.ranks == 2);
   CHECK(p.stages_per_rank == 2);
@@ -84,8 +83,7 @@ TEST_CASE("sema: memory cap forms") {
   CHECK(!SPEC_OF(with_head("memory { cap = none }")).problem.memory.cap);
   CHECK(SPEC_OF(with_head("memory { cap = none }")).is_given(ir::Field::MemoryCap));
   CHECK(*SPEC_OF(with_head("memory { cap = 4.5 }")).problem.memory.cap == ir::PerStage::of(4.5));
-  CHECK(*SPEC_OF(with_head("memory { cap = [4, 3, 2, 1] }")).problem.memory.cap ==
-        ir::PerStage::list({4, 3, 2, 1}));
+  CHECK(*SPEC_OF(with_head("memory { cap = [4, 3, 2, 1] }")).problem.memory.cap == ir::PerStage::list({4, 3, 2, 1}));
 }
 
 TEST_CASE("sema: enum spellings") {
@@ -97,7 +95,8 @@ TEST_CASE("sema: enum spellings") {
 }
 
 TEST_CASE("sema: numbers in every notation") {
-  Spec s = SPEC_OF(with_head("cost { F = 1.5e0  B = +2  W = .5  comm = 1e-3 }\nmemory { F = 5e-1  B = -0.25  W = -25e-2 }"));
+  Spec s = SPEC_OF(
+      with_head("cost { F = 1.5e0  B = +2  W = .5  comm = 1e-3 }\nmemory { F = 5e-1  B = -0.25  W = -25e-2 }"));
   CHECK(s.problem.cost.F.uniform == 1.5);
   CHECK(s.problem.cost.B.uniform == 2);
   CHECK(s.problem.cost.W.uniform == 0.5);

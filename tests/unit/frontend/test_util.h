@@ -46,13 +46,13 @@ inline Result run(std::string_view source) {
 }
 
 /// The spec of a source that must be valid; fails the test with the diagnostics otherwise.
-#define SPEC_OF(src)                                 \
-  ([&] {                                             \
-    auto r_ = ::schedc::frontend::test::run(src);    \
-    INFO(r_.text);                                   \
-    REQUIRE(r_.spec.has_value());                    \
-    CHECK(r_.diags.empty());                         \
-    return std::move(*r_.spec);                      \
+#define SPEC_OF(src)                                                                                                   \
+  ([&] {                                                                                                               \
+    auto r_ = ::schedc::frontend::test::run(src);                                                                      \
+    INFO(r_.text);                                                                                                     \
+    REQUIRE(r_.spec.has_value());                                                                                      \
+    CHECK(r_.diags.empty());                                                                                           \
+    return std::move(*r_.spec);                                                                                        \
   }())
 
 /// Token kinds of `source` (End included) and the diagnostics of lexing it.

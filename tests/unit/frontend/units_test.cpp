@@ -52,10 +52,9 @@ TEST_CASE("units: parsing and exact conversion") {
 }
 
 TEST_CASE("units: a spec in ms and GiB is expressed in its finest units") {
-  Spec s = SPEC_OF(HEAD
-                   "cost { F = 12.5ms  B = [25ms, 30ms]  W = 10ms  comm = 15us }\n"
-                   "memory { F = 1.5GiB  B = -512MiB  cap = [60GiB, 50GiB] }\n"
-                   "expect { makespan <= 1s  peak_memory <= 60GiB }\n");
+  Spec s = SPEC_OF(HEAD "cost { F = 12.5ms  B = [25ms, 30ms]  W = 10ms  comm = 15us }\n"
+                        "memory { F = 1.5GiB  B = -512MiB  cap = [60GiB, 50GiB] }\n"
+                        "expect { makespan <= 1s  peak_memory <= 60GiB }\n");
   const ir::Problem& p = s.problem;
   CHECK(p.time_unit == "us");
   CHECK(p.memory_unit == "MiB");

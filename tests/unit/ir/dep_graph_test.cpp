@@ -141,9 +141,8 @@ TEST_CASE("the graph's edges are ir::dependencies with ir::dependency_lag, in bo
         edges += g->preds(v).size();
         for (const DepGraph::Edge& e : g->succs(v)) {
           auto back = g->preds(e.node);
-          CHECK(std::count_if(back.begin(), back.end(), [&](const DepGraph::Edge& x) {
-                  return x.node == v && x.lag == e.lag;
-                }) == 1);
+          CHECK(std::count_if(back.begin(), back.end(),
+                              [&](const DepGraph::Edge& x) { return x.node == v && x.lag == e.lag; }) == 1);
           CHECK(g->lag(v, e.node) == e.lag);
         }
       }

@@ -81,11 +81,14 @@ TEST_CASE("reader errors carry the JSON path and the location") {
     t.replace(t.find(from), from.size(), to);
     return t;
   };
-  CHECK(errors_of(with("\"ranks\": 1", "\"ranks\": 0")).find("t.json:1:66: error: at /problem/ranks: `ranks` must be in 1..1024, got `0` [out-of-range]") != std::string::npos);
+  CHECK(errors_of(with("\"ranks\": 1", "\"ranks\": 0"))
+            .find("t.json:1:66: error: at /problem/ranks: `ranks` must be in 1..1024, got `0` [out-of-range]") !=
+        std::string::npos);
   CHECK(errors_of(with("\"B0.s0\"", "\"X0.s0\"")).find("at /ranks/0/1: bad action token `X0.s0`") != std::string::npos);
   CHECK(errors_of(with("\"version\": 1", "\"version\": 3")).find("[bad-format]") != std::string::npos);
   // `units` came with version 2: a version 1 document with them is not one earlier readers read.
-  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"units\": {\"time\": \"ms\"}")).find("`units` needs version 2 of the format") != std::string::npos);
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"units\": {\"time\": \"ms\"}"))
+            .find("`units` needs version 2 of the format") != std::string::npos);
   std::string v2 = with("\"version\": 1", "\"version\": 2");
   CHECK(read(v2).has_value());
   auto with_units = [&](const std::string& units) {
@@ -97,10 +100,13 @@ TEST_CASE("reader errors carry the JSON path and the location") {
   REQUIRE(s.has_value());
   CHECK(s->problem.time_unit == "ms");
   CHECK(s->problem.memory_unit == "GiB");
-  CHECK(errors_of(with_units(R"({"time": "GiB"})")).find("unknown time unit `GiB`, expected one of ns, us, ms, s [bad-unit]") != std::string::npos);
+  CHECK(errors_of(with_units(R"({"time": "GiB"})"))
+            .find("unknown time unit `GiB`, expected one of ns, us, ms, s [bad-unit]") != std::string::npos);
   CHECK(errors_of(with_units(R"({"length": "m"})")).find("unknown key `length`") != std::string::npos);
-  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"pp\": 4")).find("at /problem/pp: unknown key `pp`") != std::string::npos);
-  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"microbatches\": 2")).find("duplicate key `microbatches` [duplicate-key]") != std::string::npos);
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"pp\": 4"))
+            .find("at /problem/pp: unknown key `pp`") != std::string::npos);
+  CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"microbatches\": 2"))
+            .find("duplicate key `microbatches` [duplicate-key]") != std::string::npos);
   CHECK(errors_of(base.substr(0, 40)).find("[bad-json]") != std::string::npos);
 }
 
@@ -108,22 +114,27 @@ TEST_CASE("a deeply nested document is refused at the level past the limit, not 
   // 100000 levels under a key the reader ignores: a recursive walk of it would overflow the stack.
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
   std::string text = R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1},
-"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" + deep + "}";
+"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" +
+                     deep + "}";
   std::string out = errors_of(text);
   CHECK(out.find("t.json:2:" + std::to_string(54 + kMaxJsonDepth) +
-                 ": error: arrays and objects nest deeper than 512 levels (a schedule document needs 4) [too-large]") == 0);
+                 ": error: arrays and objects nest deeper than 512 levels (a schedule document needs 4) [too-large]") ==
+        0);
   CHECK(out.size() < 600);
   // At the limit it is read (the provenance is ignored).
   std::string ok = std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
   CHECK(read(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1},
-"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" + ok + "}").has_value());
+"ranks": [["F0.s0", "B0.s0", "W0.s0"]], "provenance": )" +
+             ok + "}")
+            .has_value());
 }
 
 TEST_CASE("the reader stops after kMaxJsonErrors errors with a note") {
   std::string keys;
   for (int i = 0; i < 30; ++i) keys += ", \"k" + std::to_string(i) + "\": 1";
-  std::string out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1)" +
-                              keys + R"(}, "ranks": [["F0.s0"]]})");
+  std::string out = errors_of(
+      R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1)" + keys +
+      R"(}, "ranks": [["F0.s0"]]})");
   size_t errors = 0;
   for (size_t at = out.find("[unknown-key]"); at != std::string::npos; at = out.find("[unknown-key]", at + 1)) ++errors;
   CHECK(errors == kMaxJsonErrors);
@@ -131,12 +142,15 @@ TEST_CASE("the reader stops after kMaxJsonErrors errors with a note") {
   // Bad tokens likewise; and a rank longer than the problem's actions is one error, not millions.
   std::string tokens;
   for (int i = 0; i < 25; ++i) tokens += std::string(i ? ", " : "") + "\"X" + std::to_string(i) + "\"";
-  out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 9}, "ranks": [[)" +
-                  tokens + "]]}");
+  out = errors_of(
+      R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 9}, "ranks": [[)" +
+      tokens + "]]}");
   CHECK(out.find("at /ranks/0/19: bad action token `X19`") != std::string::npos);
   CHECK(out.find("token `X20`") == std::string::npos);
   CHECK(out.find("note: too many errors, stopped after 20") != std::string::npos);
-  out = errors_of(R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1}, "ranks": [[)" +
-                  tokens + "]]}");
-  CHECK(out.find("at /ranks/0: rank 0 lists 25 actions, more than the problem has (3) [bad-value]") != std::string::npos);
+  out = errors_of(
+      R"({"format": "schedc.schedule", "version": 1, "problem": {"ranks": 1, "microbatches": 1}, "ranks": [[)" +
+      tokens + "]]}");
+  CHECK(out.find("at /ranks/0: rank 0 lists 25 actions, more than the problem has (3) [bad-value]") !=
+        std::string::npos);
 }

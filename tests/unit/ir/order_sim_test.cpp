@@ -45,7 +45,8 @@ void random_move(test::Rng& rng, const OrderSimulator& sim, std::vector<std::vec
   int n = static_cast<int>(orders[r].size());
   int i = test::uniform(rng, 0, n - 1), j = test::uniform(rng, 0, n - 1);
   if (pairing) {
-    int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))], b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
+    int32_t a = orders[r][static_cast<size_t>(std::min(i, n - 2))],
+            b = orders[r][static_cast<size_t>(std::min(i, n - 2)) + 1];
     if (units[static_cast<size_t>(a)] >= 0) {
       units[static_cast<size_t>(units[static_cast<size_t>(a)])] = -1;
       units[static_cast<size_t>(a)] = -1;

@@ -19,14 +19,15 @@ Timeline run(const Schedule& s) {
 }
 
 // start/end of rank r's i-th action, in time units.
-std::pair<double, double> at(const Timeline& t, size_t r, size_t i) { return {t.time(t.start[r][i]), t.time(t.end[r][i])}; }
+std::pair<double, double> at(const Timeline& t, size_t r, size_t i) {
+  return {t.time(t.start[r][i]), t.time(t.end[r][i])};
+}
 
 }  // namespace
 
 TEST_CASE("fused 1F1B on 2 ranks, 2 microbatches") {
   // rank 0: F0 [0,1] F1 [1,2] BW0 [4,6] BW1 [7,9]; rank 1: F0 [1,2] BW0 [2,4] F1 [4,5] BW1 [5,7]
-  Schedule s = schedule(problem(2, 2, BackwardMode::Fused),
-                        {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
+  Schedule s = schedule(problem(2, 2, BackwardMode::Fused), {"F0.s0 F1.s0 BW0.s0 BW1.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1"});
   Timeline t = run(s);
   CHECK(at(t, 0, 2) == std::pair{4.0, 6.0});
   CHECK(at(t, 0, 3) == std::pair{7.0, 9.0});
@@ -140,8 +141,7 @@ TEST_CASE("decimal costs are exact") {
 }
 
 TEST_CASE("a cross-rank cycle stalls and names who waits for what") {
-  Schedule s = schedule(problem(2, 2, BackwardMode::Fused),
-                        {"F0.s0 BW0.s0 F1.s0 BW1.s0", "F1.s1 F0.s1 BW0.s1 BW1.s1"});
+  Schedule s = schedule(problem(2, 2, BackwardMode::Fused), {"F0.s0 BW0.s0 F1.s0 BW1.s0", "F1.s1 F0.s1 BW0.s1 BW1.s1"});
   SimResult r = simulate(s);
   CHECK_FALSE(r.timeline.has_value());
   REQUIRE(r.stalls.size() == 2);

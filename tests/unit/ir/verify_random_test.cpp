@@ -105,7 +105,9 @@ void mutate(Schedule& s, Rng& rng) {
   size_t r = static_cast<size_t>(uniform(rng, 0, static_cast<int>(ranks.size()) - 1));
   auto& o = ranks[r];
   if (o.empty()) return;
-  auto pos = [&](const std::vector<Action>& v) { return static_cast<size_t>(uniform(rng, 0, static_cast<int>(v.size()) - 1)); };
+  auto pos = [&](const std::vector<Action>& v) {
+    return static_cast<size_t>(uniform(rng, 0, static_cast<int>(v.size()) - 1));
+  };
   switch (uniform(rng, 0, 6)) {
     case 0: std::swap(o[pos(o)], o[pos(o)]); break;
     case 1: {

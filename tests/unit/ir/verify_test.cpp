@@ -23,7 +23,9 @@ VerifyIssue only_issue(const Schedule& s) {
 
 }  // namespace
 
-TEST_CASE("a valid schedule has no issues") { CHECK(verify(schedule(problem(2, 2, BackwardMode::Fused), {kOk0, kOk1})).empty()); }
+TEST_CASE("a valid schedule has no issues") {
+  CHECK(verify(schedule(problem(2, 2, BackwardMode::Fused), {kOk0, kOk1})).empty());
+}
 
 TEST_CASE("missing, duplicate, wrong rank, wrong kind") {
   Problem p = problem(2, 2, BackwardMode::Fused);
@@ -78,12 +80,14 @@ TEST_CASE("cross-rank deadlock names the cycle") {
 TEST_CASE("memory cap names the first position above the cap") {
   Problem p = problem(2, 3, BackwardMode::Fused);
   p.memory.cap = PerStage::of(2);
-  auto mem = only_issue(schedule(p, {"F0.s0 F1.s0 F2.s0 BW0.s0 BW1.s0 BW2.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1 F2.s1 BW2.s1"}));
+  auto mem = only_issue(
+      schedule(p, {"F0.s0 F1.s0 F2.s0 BW0.s0 BW1.s0 BW2.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1 F2.s1 BW2.s1"}));
   CHECK(mem.kind == DiagKind::MemoryCap);
   CHECK(mem.position == 2);
   CHECK(mem.message == "rank 0 holds 3 after `F2.s0` (position 2), above its cap of 2");
   p.memory.cap = PerStage::list({3, 1});
-  CHECK(verify(schedule(p, {"F0.s0 F1.s0 F2.s0 BW0.s0 BW1.s0 BW2.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1 F2.s1 BW2.s1"})).empty());
+  CHECK(verify(schedule(p, {"F0.s0 F1.s0 F2.s0 BW0.s0 BW1.s0 BW2.s0", "F0.s1 BW0.s1 F1.s1 BW1.s1 F2.s1 BW2.s1"}))
+            .empty());
 }
 
 TEST_CASE("overlapped units must be one forward and one backward, disjoint") {

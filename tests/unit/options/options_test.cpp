@@ -96,7 +96,8 @@ Outcome from_executor(const OptionSpec& o, const std::string& text) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string number_text(double v) {
-  return v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v)) : std::to_string(v);
+  return v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v))
+                                                           : std::to_string(v);
 }
 
 // Whether the executor has a flag for `o` (not for schedc's own, code generation); without one it
@@ -134,7 +135,8 @@ void refused(const OptionSpec& o, const std::string& text, const Value& spec_val
   CHECK_MESSAGE(contains(flag.error, std::string(o.flag) + ": expected " + want), flag.error);
   if (!at_executor(o, exe)) return;
   CHECK_MESSAGE(contains(exe.error, std::string(o.flag) + " needs "), exe.error);
-  if (o.kind != OptionKind::Stage) CHECK_MESSAGE(contains(exe.error, want), exe.error);  // the executor lists what is registered
+  if (o.kind != OptionKind::Stage)
+    CHECK_MESSAGE(contains(exe.error, want), exe.error);  // the executor lists what is registered
 }
 
 // "--a --b": a set of flags, as failures print it.
@@ -169,7 +171,8 @@ TEST_CASE("each reader knows exactly the table's options") {
     CHECK(app.get_option(std::string(o.flag))->get_description() == schedrt::help_text(o));
 
   // The executor: the table's options (less schedc's own), and its own flags, which are not options.
-  const std::set<std::string> own = {"--help", "--list-stages", "--check", "--format", "--interpret", "--profile", "--fault"};
+  const std::set<std::string> own = {"--help",      "--list-stages", "--check", "--format",
+                                     "--interpret", "--profile",     "--fault"};
   std::set<std::string> executor_flags;
   for (const std::string& f : schedrt::executor_flag_names())
     if (!own.count(f)) executor_flags.insert(f);
@@ -250,10 +253,11 @@ TEST_CASE("schedc hands its flags to the executor as the table says, and the exe
   CLI::App app;
   driver::RuntimeFlags flags;
   flags.add_to(app, true);
-  const std::vector<std::string> args = {"--backend", "mpi", "--stage", "synthetic", "--dtype", "fp32", "--hidden", "32",
-                                         "--layers", "3", "--batch", "5", "--seed", "9007199254740992",
-                                         "--ms-per-unit", "0.0000001", "--timeout", "0.5", "--steps", "4",
-                                         "--trace", "t.json", "--code", "compact"};
+  const std::vector<std::string> args = {"--backend", "mpi",       "--stage", "synthetic",        "--dtype",
+                                         "fp32",      "--hidden",  "32",      "--layers",         "3",
+                                         "--batch",   "5",         "--seed",  "9007199254740992", "--ms-per-unit",
+                                         "0.0000001", "--timeout", "0.5",     "--steps",          "4",
+                                         "--trace",   "t.json",    "--code",  "compact"};
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   app.parse(reversed);
   codegen::RuntimeConfig cfg;

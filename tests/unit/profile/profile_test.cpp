@@ -63,14 +63,13 @@ profile::Measured measured() {
   return m;
 }
 
-const char* const kBlock =
-    "cost {\n"
-    "  # measured by `schedc profile` on threads, mlp fp64 (hidden 64, layers 2, batch 8)\n"
-    "  F = 101us\n"
-    "  B = [150us, 201us, 203us, 260us]\n"
-    "  W = 98.8us\n"
-    "  comm = 12.3us\n"
-    "}";
+const char* const kBlock = "cost {\n"
+                           "  # measured by `schedc profile` on threads, mlp fp64 (hidden 64, layers 2, batch 8)\n"
+                           "  F = 101us\n"
+                           "  B = [150us, 201us, 203us, 260us]\n"
+                           "  W = 98.8us\n"
+                           "  comm = 12.3us\n"
+                           "}";
 
 }  // namespace
 
@@ -87,9 +86,8 @@ TEST_CASE("the probe schedule verifies for every kind of placement and backward"
   check("ranks = 4\nstages_per_rank = 2\nplacement = vshape\nmicrobatches = 8\n");
   check("ranks = 4\nstages_per_rank = 2\nplacement = wave\nmicrobatches = 6\n");
   check("ranks = 4\nmicrobatches = 8\ndirection = bidirectional\nbackward = mixed\n");
-  check(
-      "ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
-      "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\n");
+  check("ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
+        "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\n");
 }
 
 TEST_CASE("the measurements become a cost block: one number when the stages agree within 5%, else a list") {
@@ -136,9 +134,8 @@ TEST_CASE("reading the executor's measurements") {
 
 TEST_CASE("the block replaces the spec's cost block and nothing else") {
   const std::string before = "# A spec.  cost { F = 9 } in a comment is not the block\nranks = 4\n";
-  const std::string after =
-      "\nmicrobatches = 8   # trailing comment\nschedule = solve { time_limit = 5 }\n"
-      "runtime { trace = \"cost { }\" }\n";
+  const std::string after = "\nmicrobatches = 8   # trailing comment\nschedule = solve { time_limit = 5 }\n"
+                            "runtime { trace = \"cost { }\" }\n";
   std::string text = before + "cost { F = 1  B = [1, 1,\n  1, 2]  W = 1 }" + after;
   std::string out = rewrite(text, kBlock);
   CHECK(out == before + kBlock + after);

@@ -12,8 +12,9 @@
 using schedrt::json_quote;
 
 TEST_CASE("json_quote: quotes, backslashes and control characters survive a round trip") {
-  const std::string cases[] = {"", "mlp", "a \"quoted\" \\ path", std::string("nul\0here", 8), "tab\there\nnew line",
-                               "\x01\x1f\x7f", "caf\xc3\xa9"};
+  const std::string cases[] = {
+      "",           "mlp", "a \"quoted\" \\ path", std::string("nul\0here", 8), "tab\there\nnew line", "\x01\x1f\x7f",
+      "caf\xc3\xa9"};
   for (const std::string& s : cases) {
     std::string q = json_quote(s);
     INFO("quoted: ", q);

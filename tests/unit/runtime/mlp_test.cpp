@@ -24,8 +24,7 @@ StageConfig config(int32_t stages, Dtype dtype = Dtype::F64) {
   return c;
 }
 
-template <class T>
-std::vector<double> gradient(Stage& s) {
+template <class T> std::vector<double> gradient(Stage& s) {
   std::vector<std::byte> g(s.gradient_bytes());
   s.reduce_gradients({0}, g.data());
   return s.gradient_values(g.data());

@@ -23,7 +23,8 @@ std::unique_ptr<Stage> make_tiny(const StageConfig&, int32_t, const StageEnv&) {
 
 bool has_error(const std::string& text) {
   auto errors = registry_errors();
-  return std::any_of(errors.begin(), errors.end(), [&](const std::string& e) { return e.find(text) != std::string::npos; });
+  return std::any_of(errors.begin(), errors.end(),
+                     [&](const std::string& e) { return e.find(text) != std::string::npos; });
 }
 
 }  // namespace
@@ -49,11 +50,13 @@ TEST_CASE("a registered stage is made by name; host-only stages are refused for 
   CHECK(make_stage(c, 0)->boundary_bytes() == 8);
   StageEnv device;
   device.memory = StageMemory::Device;
-  CHECK_THROWS_WITH(make_stage(c, 0, device), doctest::Contains("stage `zz_tiny` has no implementation for device memory"));
+  CHECK_THROWS_WITH(make_stage(c, 0, device),
+                    doctest::Contains("stage `zz_tiny` has no implementation for device memory"));
   c.stage = "synthetic";  // touches no tensors: serves every backend
   CHECK(make_stage(c, 0, device) != nullptr);
   c.stage = "nope";
-  CHECK_THROWS_WITH(make_stage(c, 0), doctest::Contains("no stage `nope` is registered; registered stages: `mlp`, `synthetic`, `noop`"));
+  CHECK_THROWS_WITH(make_stage(c, 0),
+                    doctest::Contains("no stage `nope` is registered; registered stages: `mlp`, `synthetic`, `noop`"));
 }
 
 TEST_CASE("mistakes in registration are recorded, and the first registration stays") {
@@ -67,7 +70,8 @@ TEST_CASE("mistakes in registration are recorded, and the first registration sta
   CHECK(has_error("stage `zz_nofactory` is registered without a factory"));
   static_assert(SCHEDRT_STAGE_API_VERSION == 2, "version 2: StageConfig gained layers_per_stage, embedding, head");
   register_stage({.name = "zz_old", .make = make_tiny, .api_version = 1});
-  CHECK(has_error("stage `zz_old` was compiled against schedrt/stage.h version 1, this schedrt has version 2; rebuild it"));
+  CHECK(has_error(
+      "stage `zz_old` was compiled against schedrt/stage.h version 1, this schedrt has version 2; rebuild it"));
   CHECK(find_stage("zz_old", StageMemory::Host) == nullptr);
   StageConfig c;
   CHECK(make_stage(c, 0)->gradient_bytes() > 0);  // `mlp` is still the real one

@@ -12,14 +12,9 @@ using namespace schedrt;
 
 TEST_CASE("decode_table reads ops, transfers and needs as laid out") {
   // F(0,0); post one send of F(0,0) to rank 1 (seq 0); wait for BW(0,1); BW(0,0); wait_all.
-  const std::vector<int32_t> data = {5, 1, 1,
-                                     0, 0, 0, 0, 0, 0, 0, -1, 0, 0,
-                                     5, 0, 0, 0, 0, 0, 0, 0, 0, 1,
-                                     6, 0, 0, 0, 0, 0, 0, 1, 0, 1,
-                                     3, 3, 0, 0, 3, 0, 0, -1, 0, 0,
-                                     7, 0, 0, 0, 0, 0, 0, -1, 0, 0,
-                                     0, 0, 0, 0, 1, 0,
-                                     3, 0, 1};
+  const std::vector<int32_t> data = {5, 1, 1, 0, 0, 0, 0, 0, 0,  0, -1, 0, 0, 5, 0, 0, 0, 0, 0, 0,  0,
+                                     0, 1, 6, 0, 0, 0, 0, 0, 0,  1, 0,  1, 3, 3, 0, 0, 3, 0, 0, -1, 0,
+                                     0, 7, 0, 0, 0, 0, 0, 0, -1, 0, 0,  0, 0, 0, 0, 1, 0, 3, 0, 1};
   RankTable t = decode_table(data.data(), static_cast<int64_t>(data.size()));
   REQUIRE(t.num_ops == 5);
   CHECK(t.ops[0].code == OpCode::Forward);
@@ -40,7 +35,7 @@ TEST_CASE("decode_table reads ops, transfers and needs as laid out") {
 TEST_CASE("decode_table refuses malformed data") {
   std::vector<int32_t> ok = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0};
   CHECK_NOTHROW(decode_table(ok.data(), static_cast<int64_t>(ok.size())));
-  CHECK_THROWS_AS(decode_table(ok.data(), 2), Error);                                   // no header
+  CHECK_THROWS_AS(decode_table(ok.data(), 2), Error);                                    // no header
   CHECK_THROWS_AS(decode_table(ok.data(), static_cast<int64_t>(ok.size()) - 1), Error);  // short
   auto with = [&](size_t at, int32_t v) {
     std::vector<int32_t> d = ok;

@@ -111,8 +111,10 @@ TEST_CASE("a lost message trips the watchdog within its timeout, naming the wait
   std::string msg = run_threads_for(pi, o, &seconds);
   INFO(msg);
   // Both ranks end up waiting; whichever gives up first reports.
-  bool rank1 = msg.find("rank 1 waited 0.3 s for `F0.s0` (activation) from rank 0, message #0 on channel 0->1") != std::string::npos;
-  bool rank0 = msg.find("rank 0 waited 0.3 s for `BW0.s1` (gradient) from rank 1, message #0 on channel 1->0") != std::string::npos;
+  bool rank1 = msg.find("rank 1 waited 0.3 s for `F0.s0` (activation) from rank 0, message #0 on channel 0->1") !=
+               std::string::npos;
+  bool rank0 = msg.find("rank 0 waited 0.3 s for `BW0.s1` (gradient) from rank 1, message #0 on channel 1->0") !=
+               std::string::npos;
   CHECK((rank0 || rank1));
   CHECK(msg.find("; rank ") != std::string::npos);  // and what the other rank is doing
   CHECK(seconds < 5);

@@ -61,7 +61,8 @@ double brute_force(const Problem& p) {
   std::vector<std::vector<Action>> acts(static_cast<size_t>(p.ranks));
   for (int mb = 0; mb < p.microbatches; ++mb)
     for (int s = 0; s < p.num_stages(); ++s)
-      for (Action a : fused ? std::vector<Action>{F(mb, s), BW(mb, s)} : std::vector<Action>{F(mb, s), B(mb, s), W(mb, s)})
+      for (Action a :
+           fused ? std::vector<Action>{F(mb, s), BW(mb, s)} : std::vector<Action>{F(mb, s), B(mb, s), W(mb, s)})
         acts[rank_of(p, a).index()].push_back(a);
   std::vector<std::vector<std::vector<Action>>> choices;
   for (const auto& a : acts) choices.push_back(rank_orders(p, a));

@@ -13,8 +13,8 @@
 #include "solver/families/families.h"
 #include "solver/synth/fit_cap.h"
 #include "solver/synth/synthesize.h"
-#include "tests/common/random_schedule.h"
 #include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;

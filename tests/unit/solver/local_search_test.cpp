@@ -12,17 +12,15 @@
 #include "solver/families/families.h"
 #include "solver/synth/local_search.h"
 #include "solver/synth/synthesize.h"
-#include "tests/common/random_schedule.h"
 #include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
 
 namespace {
 
-double objective_of(const Schedule& s) {
-  return simulate(s).timeline->metrics.objective_value(s.problem.objective);
-}
+double objective_of(const Schedule& s) { return simulate(s).timeline->metrics.objective_value(s.problem.objective); }
 
 // pp 4, 16 microbatches, split, F = B = 2, W = 1, comm 0.1, the given cap.
 Problem capped_problem(double cap) {

@@ -232,10 +232,10 @@ TEST_CASE("no schedule of a tiny problem beats the lower bound (every order, eve
         if (lb.value == best) ++tight;
         INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
                       << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward) << " "
-                      << to_string(obj) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W "
-                      << q.cost.W.at(0) << " comm " << q.cost.comm << " FB "
-                      << (q.cost.FB ? q.cost.FB->at(0) : -1.0) << " cap " << (cap ? cap->at(0) : -1.0) << ": bound "
-                      << lb.value << " from " << lb.reason << ", best of " << all.size() << " schedules " << best);
+                      << to_string(obj) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0)
+                      << " comm " << q.cost.comm << " FB " << (q.cost.FB ? q.cost.FB->at(0) : -1.0) << " cap "
+                      << (cap ? cap->at(0) : -1.0) << ": bound " << lb.value << " from " << lb.reason << ", best of "
+                      << all.size() << " schedules " << best);
         CHECK(lb.value <= best);
       }
   }
@@ -278,10 +278,10 @@ TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bou
       if (rx.bound > 0) ++proved;
       if (rx.bound > lower_bound(q).value) ++stronger;
       INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
-                    << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward)
-                    << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0) << " comm "
-                    << q.cost.comm << " cap " << (cap ? cap->at(0) : -1.0) << ": relaxed bound " << rx.bound
-                    << " on grid " << rx.grid << ", best of " << all.size() << " schedules " << best);
+                    << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward) << " F "
+                    << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0) << " comm " << q.cost.comm
+                    << " cap " << (cap ? cap->at(0) : -1.0) << ": relaxed bound " << rx.bound << " on grid " << rx.grid
+                    << ", best of " << all.size() << " schedules " << best);
       CHECK(rx.bound <= best);
     }
   }

@@ -61,8 +61,8 @@ TEST_CASE("no valid schedule with overlapped units beats the lower bound (whole 
     REQUIRE(verify(s).empty());
     double obj = objective_of(s);
     LowerBound lb = lower_bound(s.problem);
-    INFO("trial " << trial << " (" << describe(s) << "): bound " << lb.value << " from " << lb.reason
-                  << ", schedule " << obj);
+    INFO("trial " << trial << " (" << describe(s) << "): bound " << lb.value << " from " << lb.reason << ", schedule "
+                  << obj);
     CHECK(lb.value <= obj);
   }
   CHECK(units > 5000);
@@ -113,8 +113,8 @@ TEST_CASE("no family schedule beats the lower bound (whole model)") {
         if (capped) test::cap_at_peaks(*s, rng);
         double obj = objective_of(*s);
         LowerBound lb = lower_bound(s->problem);
-        INFO(f.name << " trial " << trial << " (" << describe(*s) << std::string(capped ? ", capped" : "") << "): bound "
-                    << lb.value << " from " << lb.reason << ", schedule " << obj);
+        INFO(f.name << " trial " << trial << " (" << describe(*s) << std::string(capped ? ", capped" : "")
+                    << "): bound " << lb.value << " from " << lb.reason << ", schedule " << obj);
         CHECK(lb.value <= obj);
       }
     }

@@ -12,8 +12,8 @@
 #include "solver/families/families.h"
 #include "solver/synth/explain.h"
 #include "solver/synth/synthesize.h"
-#include "tests/common/random_schedule.h"
 #include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -28,7 +28,8 @@ TEST_CASE("no valid schedule beats the lower bound") {
     // A cap at the schedule's own peak (or above) keeps it valid and makes the memory terms bind.
     if (test::uniform(rng, 0, 1)) {
       auto peaks = peak_memory(s);
-      s.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()) + 0.5 * test::uniform(rng, 0, 1));
+      s.problem.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()) +
+                                          0.5 * test::uniform(rng, 0, 1));
       ++with_cap;
     }
     REQUIRE(verify(s).empty());
@@ -189,7 +190,8 @@ TEST_CASE("costs that are no whole number of ticks: sums round once") {
   CHECK(lower_bound(p).value <= makespan);
 }
 
-TEST_CASE("lone forwards: before a rank's first backward no unit starts, and each lone forward leaves a lone backward") {
+TEST_CASE(
+    "lone forwards: before a rank's first backward no unit starts, and each lone forward leaves a lone backward") {
   // Two directions, mixed, F = B = W = 1, FB = 1.5, comm 0.1, pp 4, m 16: the work shares alone
   // (everything paired) gave 25.3; rank 1 cannot start a unit before its first backward, 4.3 in,
   // and the backward of its last forward has no partner: one lone pair at least.

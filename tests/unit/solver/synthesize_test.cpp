@@ -18,8 +18,8 @@
 #include "solver/synth/greedy.h"
 #include "solver/synth/relax.h"
 #include "solver/synth/synthesize.h"
-#include "tests/common/random_schedule.h"
 #include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -115,7 +115,8 @@ TEST_CASE("an impossible cap is explained: the rank, what it needs, the smallest
   CHECK(r.infeasible->rank == 0);
   CHECK(r.infeasible->needed == 2);
   CHECK(r.infeasible->smallest_cap == 2);
-  CHECK(r.infeasible->conflicting_fields == std::vector<ir::Field>{ir::Field::MemoryF, ir::Field::MemoryCap, ir::Field::StagesPerRank});
+  CHECK(r.infeasible->conflicting_fields ==
+        std::vector<ir::Field>{ir::Field::MemoryF, ir::Field::MemoryCap, ir::Field::StagesPerRank});
   CHECK_FALSE(r.schedule.has_value());
 }
 

@@ -102,7 +102,7 @@ TEST_CASE("read_source reports against the file when it is too large, else witho
   CHECK(read_source(sm, d, (t.path / "none.sched").string()) == -1);
   std::string out = d.str();
   CHECK(out.find((t.path / "x.sched").string() + ": error: the file has 5 bytes, more than the 4 bytes schedc reads "
-                                                  "from one input [too-large]") != std::string::npos);
+                                                 "from one input [too-large]") != std::string::npos);
   CHECK(out.find("schedc: error: cannot read `") != std::string::npos);
   int32_t ok = read_source(sm, d, t.write("y.sched", "ranks = 1\n"));
   REQUIRE(ok >= 0);

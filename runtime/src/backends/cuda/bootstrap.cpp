@@ -60,9 +60,8 @@ std::variant<Launch, std::string> read_launch(int32_t ranks, const EnvLookup& en
       return bad("LOCAL_RANK", local, "a non-negative integer");
     const char* file = env("SCHEDC_NCCL_ID_FILE");
     if (!file || !*file)
-      return std::string(
-          "RANK and WORLD_SIZE are set, so every rank is its own process: set SCHEDC_NCCL_ID_FILE to a "
-          "path all ranks can read (rank 0 writes the NCCL id there; use a fresh path per run)");
+      return std::string("RANK and WORLD_SIZE are set, so every rank is its own process: set SCHEDC_NCCL_ID_FILE to a "
+                         "path all ranks can read (rank 0 writes the NCCL id there; use a fresh path per run)");
     l.kind = LaunchKind::Env;
     l.rank = static_cast<int32_t>(r);
     l.world_size = static_cast<int32_t>(w);

@@ -28,8 +28,7 @@ void* open_library(const std::string& configured, const std::string& soname, con
   throw Error(std::string("the cuda backend needs ") + what + ", which cannot be loaded (" + tried + ")");
 }
 
-template <class Fn>
-void bind(void* lib, Fn& fn, const char* symbol) {
+template <class Fn> void bind(void* lib, Fn& fn, const char* symbol) {
   fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
   if (!fn) throw Error(std::string("the loaded library has no `") + symbol + "`; is it too old?");
 }

@@ -117,10 +117,8 @@ void await_event(cudaEvent_t event, double timeout_s, const std::function<bool()
     if (poll_extra) poll_extra();
     if (stopped && stopped()) throw Aborted("stopped by another rank");
     if (Clock::now() > deadline) throw Error(what());
-    if (spins < 200)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(spins < 2000 ? 20 : 200));
+    if (spins < 200) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(spins < 2000 ? 20 : 200));
   }
 }
 

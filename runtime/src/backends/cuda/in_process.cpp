@@ -14,12 +14,8 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 InProcess::InProcess(int32_t size, BackendOptions options)
-    : size_(size),
-      options_(options),
-      channels_(static_cast<size_t>(size * size)),
-      status_(static_cast<size_t>(size)),
-      mail_(static_cast<size_t>(size * size)),
-      blobs_(static_cast<size_t>(size)) {}
+    : size_(size), options_(options), channels_(static_cast<size_t>(size * size)), status_(static_cast<size_t>(size)),
+      mail_(static_cast<size_t>(size * size)), blobs_(static_cast<size_t>(size)) {}
 
 bool InProcess::aborted() const { return aborted_.load(std::memory_order_acquire); }
 

@@ -24,10 +24,7 @@ class NcclBackend final : public CudaBackend {
  public:
   NcclBackend(InProcess* group, ncclComm_t comm, int32_t rank, int32_t size, BackendOptions options, int device,
               std::function<void(const std::string&)> abort_process)
-      : CudaBackend(rank, size, options, device),
-        group_(group),
-        comm_(comm),
-        x_(nccl()),
+      : CudaBackend(rank, size, options, device), group_(group), comm_(comm), x_(nccl()),
         abort_process_(std::move(abort_process)) {}
 
   ~NcclBackend() override {
@@ -241,8 +238,7 @@ class NcclBackend final : public CudaBackend {
       size_t count = kHeaderBytes + t.bytes;
       if (t.transfer.dir == Dir::Send)
         check(x_.ncclSend(t.buffer, count, ncclUint8, t.transfer.peer, comm_, dev_.comm), "ncclSend", comm_);
-      else
-        check(x_.ncclRecv(t.buffer, count, ncclUint8, t.transfer.peer, comm_, dev_.comm), "ncclRecv", comm_);
+      else check(x_.ncclRecv(t.buffer, count, ncclUint8, t.transfer.peer, comm_, dev_.comm), "ncclRecv", comm_);
     }
     ncclResult_t r = x_.ncclGroupEnd();
     check(r, "ncclGroupEnd", comm_);

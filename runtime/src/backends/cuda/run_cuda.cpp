@@ -207,10 +207,8 @@ std::string run_cuda(int32_t ranks, const BackendOptions& options, const std::fu
   const Launch& l = std::get<Launch>(launch);
   try {
     switch (l.kind) {
-      case LaunchKind::SingleProcess:
-        return run_single_process(ranks, options, rank_main, l);
-      case LaunchKind::Env:
-        return run_env(options, rank_main, l);
+      case LaunchKind::SingleProcess: return run_single_process(ranks, options, rank_main, l);
+      case LaunchKind::Env: return run_env(options, rank_main, l);
       case LaunchKind::Mpi:
 #if SCHEDRT_CUDA_WITH_MPI
         return run_under_mpi(ranks, options, rank_main, argc, argv);

@@ -24,15 +24,10 @@ namespace {
 class MlpCudaStage final : public Stage {
  public:
   MlpCudaStage(const StageConfig& c, int32_t stage, DeviceRank& dev)
-      : dev_(dev),
-        e_(c.dtype == Dtype::F64   ? Elem::F64
-           : c.dtype == Dtype::F32 ? Elem::F32
-                                   : Elem::BF16),
-        h_(c.hidden),
-        layers_(c.layers_of(stage)),
-        rows_(c.batch),
-        m_(c.microbatches),
-        last_(stage + 1 == c.num_stages),
+      : dev_(dev), e_(c.dtype == Dtype::F64   ? Elem::F64
+                      : c.dtype == Dtype::F32 ? Elem::F32
+                                              : Elem::BF16),
+        h_(c.hidden), layers_(c.layers_of(stage)), rows_(c.batch), m_(c.microbatches), last_(stage + 1 == c.num_stages),
         seed_(c.seed) {
     const int64_t n = rows_ * h_, t = storage_bytes(e_), a = accum_bytes(e_);
     per_layer_ = h_ * h_ + h_;
@@ -63,8 +58,7 @@ class MlpCudaStage final : public Stage {
     void* x0 = act(mb, 0);
     if (in)
       check(cudaMemcpyAsync(x0, in, boundary_bytes(), cudaMemcpyDeviceToDevice, dev_.compute), "copying an input");
-    else
-      make_input(e_, x0, n, seed_, mb, dev_.compute);
+    else make_input(e_, x0, n, seed_, mb, dev_.compute);
     for (int64_t l = 0; l < layers_; ++l) {
       gemm(CUBLAS_OP_T, CUBLAS_OP_N, h_, rows_, h_, weight(l), storage(), act(mb, l), storage(), z_, accum());
       bias_tanh(e_, z_, bias(l), act(mb, l + 1), rows_, h_, dev_.compute);

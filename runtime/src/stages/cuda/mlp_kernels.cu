@@ -16,14 +16,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kLossBlocks = 256;
 
-template <class T>
-struct Accum {
-  using type = float;
-};
-template <>
-struct Accum<double> {
-  using type = double;
-};
+template <class T> struct Accum { using type = float; };
+template <> struct Accum<double> { using type = double; };
 
 __device__ inline float load(const float* p, int64_t i) { return p[i]; }
 __device__ inline double load(const double* p, int64_t i) { return p[i]; }
@@ -34,12 +28,10 @@ __device__ inline void store(double* p, int64_t i, double v) { p[i] = v; }
 __device__ inline void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
 // static_cast<T>(v) of the CPU stage, then read back in A.
-template <class T>
-__device__ inline typename Accum<T>::type rounded(double v) {
+template <class T> __device__ inline typename Accum<T>::type rounded(double v) {
   return static_cast<typename Accum<T>::type>(static_cast<T>(v));
 }
-template <>
-__device__ inline float rounded<__nv_bfloat16>(double v) {
+template <> __device__ inline float rounded<__nv_bfloat16>(double v) {
   return __bfloat162float(__float2bfloat16_rn(static_cast<float>(v)));
 }
 
@@ -51,8 +43,8 @@ inline int blocks_for(int64_t n) {
   return static_cast<int>(b < 1 ? 1 : b > (1 << 20) ? (1 << 20) : b);
 }
 
-#define SCHEDRT_GRID_LOOP(i, n)                                                          \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+#define SCHEDRT_GRID_LOOP(i, n)                                                                                        \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);                               \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 template <class T>
@@ -72,8 +64,7 @@ __global__ void init_layer_k(T* w, typename Accum<T>::type* bias, int64_t h, uin
   }
 }
 
-template <class T>
-__global__ void make_input_k(T* x, int64_t n, uint64_t seed, int64_t mb) {
+template <class T> __global__ void make_input_k(T* x, int64_t n, uint64_t seed, int64_t mb) {
   SCHEDRT_GRID_LOOP(i, n) store(x, i, rounded<T>(uniform_hash(seed, 1, static_cast<uint64_t>(mb * n + i))));
 }
 
@@ -116,8 +107,7 @@ __global__ void loss_total_k(const double* partials, double* loss, int64_t n, in
   if (threadIdx.x == 0) loss[mb] = sums[0] / static_cast<double>(n);
 }
 
-template <class T>
-__global__ void tanh_backward_k(const T* g, const T* y, T* dz, int64_t n) {
+template <class T> __global__ void tanh_backward_k(const T* g, const T* y, T* dz, int64_t n) {
   using A = typename Accum<T>::type;
   SCHEDRT_GRID_LOOP(i, n) {
     A v = load(y, i);
@@ -125,8 +115,7 @@ __global__ void tanh_backward_k(const T* g, const T* y, T* dz, int64_t n) {
   }
 }
 
-template <class T>
-__global__ void bias_grad_k(const T* dz, typename Accum<T>::type* db, int64_t rows, int64_t h) {
+template <class T> __global__ void bias_grad_k(const T* dz, typename Accum<T>::type* db, int64_t rows, int64_t h) {
   using A = typename Accum<T>::type;
   SCHEDRT_GRID_LOOP(o, h) {
     A s = 0;
@@ -135,31 +124,29 @@ __global__ void bias_grad_k(const T* dz, typename Accum<T>::type* db, int64_t ro
   }
 }
 
-template <class A>
-__global__ void accumulate_k(A* acc, const A* g, int64_t count) {
+template <class A> __global__ void accumulate_k(A* acc, const A* g, int64_t count) {
   SCHEDRT_GRID_LOOP(i, count) acc[i] += g[i];
 }
 
-template <class A>
-__global__ void widen_k(const A* in, double* out, int64_t count) {
+template <class A> __global__ void widen_k(const A* in, double* out, int64_t count) {
   SCHEDRT_GRID_LOOP(i, count) out[i] = static_cast<double>(in[i]);
 }
 
 // Runs BODY with T bound to the storage type of `e`.
-#define SCHEDRT_DISPATCH(e, BODY) \
-  switch (e) {                    \
-    case Elem::F64: {             \
-      using T = double;           \
-      BODY;                       \
-    } break;                      \
-    case Elem::F32: {             \
-      using T = float;            \
-      BODY;                       \
-    } break;                      \
-    case Elem::BF16: {            \
-      using T = __nv_bfloat16;    \
-      BODY;                       \
-    } break;                      \
+#define SCHEDRT_DISPATCH(e, BODY)                                                                                      \
+  switch (e) {                                                                                                         \
+    case Elem::F64: {                                                                                                  \
+      using T = double;                                                                                                \
+      BODY;                                                                                                            \
+    } break;                                                                                                           \
+    case Elem::F32: {                                                                                                  \
+      using T = float;                                                                                                 \
+      BODY;                                                                                                            \
+    } break;                                                                                                           \
+    case Elem::BF16: {                                                                                                 \
+      using T = __nv_bfloat16;                                                                                         \
+      BODY;                                                                                                            \
+    } break;                                                                                                           \
   }
 
 // Launches report their configuration errors at once; execution errors surface at the next sync.
@@ -224,8 +211,7 @@ void accumulate(Elem e, void* acc, const void* g, int64_t count, cudaStream_t s)
 void widen(Elem e, const void* in, double* out, int64_t count, cudaStream_t s) {
   if (e == Elem::F64)
     widen_k<double><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const double*>(in), out, count);
-  else
-    widen_k<float><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const float*>(in), out, count);
+  else widen_k<float><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const float*>(in), out, count);
   launched("widen");
 }
 
