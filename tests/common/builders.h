@@ -3,10 +3,12 @@
 // uniform problems many tests start from.
 
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "ir/schedule.h"
+#include "ir/simulate.h"
 
 namespace schedc::test {
 
@@ -49,6 +51,13 @@ inline void set_memory(ir::Problem& p, double F, double B, double W) {
   p.memory.F = ir::PerStage::of(F);
   p.memory.B = ir::PerStage::of(B);
   p.memory.W = ir::PerStage::of(W);
+}
+
+/// The objective value of s (its problem's objective), or infinity when it deadlocks.
+inline double objective_of(const ir::Schedule& s) {
+  const ir::SimResult sim = ir::simulate(s);
+  return sim.timeline ? sim.timeline->metrics.objective_value(s.problem.objective)
+                      : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace schedc::test

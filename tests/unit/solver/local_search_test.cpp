@@ -20,8 +20,6 @@ using namespace schedc::ir;
 
 namespace {
 
-double objective_of(const Schedule& s) { return simulate(s).timeline->metrics.objective_value(s.problem.objective); }
-
 // pp 4, 16 microbatches, split, F = B = 2, W = 1, comm 0.1, the given cap.
 Problem capped_problem(double cap) {
   Problem p = test::problem(4, 16, BackwardMode::Split, 2, 2, 1);
@@ -51,7 +49,7 @@ Trial search_from(Schedule start, test::Rng& rng, int trial) {
   t.out = solver::local_search(start, o, t.stats);
   INFO("trial " << trial);
   REQUIRE(verify(t.out).empty());
-  double before = objective_of(start), after = objective_of(t.out);
+  double before = test::objective_of(start), after = test::objective_of(t.out);
   CHECK(after <= before);
   CHECK(t.stats.evals <= o.max_evals);
   t.improved = after < before;
@@ -126,7 +124,7 @@ TEST_CASE("local search: from 1F1B towards zero bubble under a cap of 2pp") {
   solver::LocalSearchStats stats;
   Schedule out = solver::local_search(*start, o, stats);
   REQUIRE(verify(out).empty());
-  double before = objective_of(*start), after = objective_of(out);
+  double before = test::objective_of(*start), after = test::objective_of(out);
   INFO("1f1b " << before << ", local search " << after);
   // 1F1B idles (pp - 1)(F + B) + comm on every rank; W's moved into those gaps recover most of it.
   CHECK(after < before - 6);
@@ -180,6 +178,6 @@ TEST_CASE("local search: from dualpipe, units and all, with FB below F + BW") {
     Schedule out = solver::local_search(*start, o, stats);
     REQUIRE(verify(out).empty());
     CHECK(out.has_overlap());
-    CHECK(objective_of(out) < objective_of(*start));  // dualpipe is improved on, not replaced
+    CHECK(test::objective_of(out) < test::objective_of(*start));  // dualpipe is improved on, not replaced
   }
 }

@@ -14,18 +14,13 @@
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
+#include "tests/common/builders.h"
 #include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
 
 namespace {
-
-double objective_of(const Schedule& s) {
-  SimResult r = simulate(s);
-  REQUIRE(r.timeline);
-  return r.timeline->metrics.objective_value(s.problem.objective);
-}
 
 std::string describe(const Schedule& s) {
   const Problem& p = s.problem;
@@ -59,7 +54,7 @@ TEST_CASE("no valid schedule with overlapped units beats the lower bound (whole 
     }
     REQUIRE(validate(s.problem).empty());
     REQUIRE(verify(s).empty());
-    double obj = objective_of(s);
+    double obj = test::objective_of(s);
     LowerBound lb = lower_bound(s.problem);
     INFO("trial " << trial << " (" << describe(s) << "): bound " << lb.value << " from " << lb.reason << ", schedule "
                   << obj);
@@ -111,7 +106,7 @@ TEST_CASE("no family schedule beats the lower bound (whole model)") {
       REQUIRE(verify(*s).empty());
       for (int capped = 0; capped < 2; ++capped) {
         if (capped) test::cap_at_peaks(*s, rng);
-        double obj = objective_of(*s);
+        double obj = test::objective_of(*s);
         LowerBound lb = lower_bound(s->problem);
         INFO(f.name << " trial " << trial << " (" << describe(*s) << std::string(capped ? ", capped" : "")
                     << "): bound " << lb.value << " from " << lb.reason << ", schedule " << obj);

@@ -15,18 +15,13 @@
 #include "ir/verify.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
+#include "tests/common/builders.h"
 #include "tests/common/random_schedule.h"
 
 using namespace schedc;
 using namespace schedc::ir;
 
 namespace {
-
-double objective_of(const Schedule& s) {
-  SimResult sim = simulate(s);
-  REQUIRE(sim.timeline);
-  return sim.timeline->metrics.objective_value(s.problem.objective);
-}
 
 std::string found_by(const Schedule& s) {
   REQUIRE(s.provenance);
@@ -47,18 +42,10 @@ solver::SolveOptions starts_only() {
 }
 
 Problem two_directions(int pp, int m) {
-  Problem p;
-  p.ranks = pp;
-  p.microbatches = m;
+  Problem p = test::problem(pp, m, BackwardMode::Split, 2, 2, 1);
   p.direction = Direction::Bidirectional;
-  p.backward = BackwardMode::Split;
-  p.cost.F = PerStage::of(2);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(1);
   p.cost.comm = 0.1;
-  p.memory.F = PerStage::of(1);
-  p.memory.B = PerStage::of(-0.5);
-  p.memory.W = PerStage::of(-0.5);
+  test::set_memory(p, 1, -0.5, -0.5);
   return p;
 }
 
@@ -82,7 +69,7 @@ TEST_CASE("a valid warm start is the answer when nothing else runs, re-timed und
     CHECK(verify(*r.schedule).empty());
     Schedule retimed = given;
     retimed.problem = q;
-    CHECK(r.objective == doctest::Approx(objective_of(retimed)).epsilon(1e-12));
+    CHECK(r.objective == doctest::Approx(test::objective_of(retimed)).epsilon(1e-12));
     CHECK(found_by(*r.schedule) == "given");
     CHECK(r.warnings.empty());
     ++checked;
@@ -99,7 +86,7 @@ TEST_CASE("the whole solve is never worse than its warm start") {
     Schedule best = test::random_valid(p, rng);
     for (int k = 0; k < 200; ++k) {
       Schedule s = test::random_valid(p, rng);
-      if (objective_of(s) < objective_of(best)) best = s;
+      if (test::objective_of(s) < test::objective_of(best)) best = s;
     }
     solver::SolveOptions o;
     o.time_limit_s = 0.5;
@@ -108,7 +95,7 @@ TEST_CASE("the whole solve is never worse than its warm start") {
     o.warm_starts.push_back({"best-random", best});
     solver::SolveResult r = solver::synthesize(p, o);
     REQUIRE(r.schedule);
-    CHECK(r.objective <= objective_of(best) + 1e-9);
+    CHECK(r.objective <= test::objective_of(best) + 1e-9);
   }
 }
 
