@@ -134,10 +134,7 @@ void Search::warm_starts() {
     s.problem = p_;
     s.provenance.reset();
     if (!p_.cost.FB) s.overlap.clear();  // unpriced units run their pairs one after the other
-    ir::SimResult sim;
-    ir::VerifyOptions vo;
-    vo.simulation = &sim;
-    std::vector<ir::VerifyIssue> issues = ir::verify(s, vo);
+    const std::vector<ir::VerifyIssue> issues = ir::verify(s);
     if (issues.empty()) {
       offer(std::move(s), w.name, /*verified=*/true);
       continue;
