@@ -79,7 +79,7 @@ TEST_CASE("a valid warm start is the answer when nothing else runs, re-timed und
 
 TEST_CASE("the whole solve is never worse than its warm start") {
   test::Rng rng(99);
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 8; ++trial) {
     Problem p = test::random_problem(rng);
     if (!validate(p).empty()) continue;
     // The best of a few hundred random orders: often better than what a short solve finds alone.
@@ -89,7 +89,7 @@ TEST_CASE("the whole solve is never worse than its warm start") {
       if (test::objective_of(s) < test::objective_of(best)) best = s;
     }
     solver::SolveOptions o;
-    o.time_limit_s = 0.5;
+    o.time_limit_s = 0.3;
     o.deterministic = true;
     o.threads = 1;
     o.warm_starts.push_back({"best-random", best});
@@ -100,18 +100,17 @@ TEST_CASE("the whole solve is never worse than its warm start") {
 }
 
 TEST_CASE("a tighter cap's answer as warm start makes the looser cap's solve monotone") {
-  // Two directions, pp 8, m 32: short solves at caps 8, 10, 12 and none, each warm-started with the
+  // Two directions, pp 6, m 24: short solves at caps 6, 9 and none, each warm-started with the
   // tighter ones' answers. Without the warm starts the looser solves can land in worse basins.
-  Problem p = two_directions(8, 32);
+  Problem p = two_directions(6, 24);
   std::vector<solver::SolveOptions::WarmStart> pool;
   double previous = 1e300;
-  for (double cap : {8.0, 10.0, 12.0, 0.0}) {
+  for (double cap : {6.0, 9.0, 0.0}) {
     CAPTURE(cap);
     if (cap > 0) p.memory.cap = PerStage::of(cap);
     else p.memory.cap.reset();
     solver::SolveOptions o;
-    o.time_limit_s = 1;
-    o.deterministic = true;
+    o.time_limit_s = 0.3;  // wall time: the guarantee holds however far each search gets
     o.threads = 1;
     o.warm_starts = pool;
     solver::SolveResult r = solver::synthesize(p, o);
