@@ -47,6 +47,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   // Only a probe at H >= floor(lower / g) can raise the bound: an unsat there proves (H + 1) g.
   int32_t lo = static_cast<int32_t>(lb / grid), hi = horizon - 1;
   if (lo > hi) return out;
+  if (o.may_build && !o.may_build(estimate_literals(*inst, horizon))) return out;
   TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx, o.stop);
   if (model.interrupted() || !model.feasible_horizon()) return out;  // cannot be: the incumbent's image fits
   int32_t proved = -1;                                               // the largest horizon shown to have no solution

@@ -29,6 +29,9 @@ struct RelaxOptions {
   const std::atomic<bool>* stop = nullptr;
   /// Past it no further instance or model is built (at pp 64, m 256 each build takes a second).
   Deadline deadline;
+  /// Asked before the model is built, with its estimated literals: false skips it (the build
+  /// cannot be interrupted by the clock, and a 320k-literal model takes seconds). Null: build.
+  std::function<bool(int64_t literals)> may_build;
 };
 
 struct Relaxation {

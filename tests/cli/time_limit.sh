@@ -16,3 +16,14 @@ if [ "$rc" -ne 0 ]; then echo "time_limit: exit $rc" >&2; cat "$dir/err" >&2; ex
 if [ "$took" -gt 63 ]; then echo "time_limit: a 3 s limit took $took s" >&2; cat "$dir/err" >&2; exit 1; fi
 grep -q '"status"' "$dir/out.json" || { echo "time_limit: no schedule written" >&2; exit 1; }
 echo "time_limit: ok ($took s for a 3 s limit)"
+
+# Under a short limit no SAT model or relaxation model is built that could not be built in time
+# (their builds cannot be interrupted by the clock: a 70k-literal model took 2 s at a 0.3 s limit).
+timeout 120 "$schedc" schedule --solve --pp 6 -m 24 --direction bidirectional --backward split \
+  --cost F=2,B=2,W=1,comm=0.1 --memory F=1,B=-0.5,W=-0.5,cap=6 --time-limit 0.3 --threads 1 --debug \
+  -o "$dir/short.json" 2> "$dir/err" || { echo "time_limit: the 0.3 s solve failed" >&2; cat "$dir/err" >&2; exit 1; }
+grep -q '^debug: model of about [0-9]* literals not built' "$dir/err" &&
+  grep -q '^debug: relaxation model of about [0-9]* literals not built' "$dir/err" &&
+  ! grep -q '^debug: model (estimate' "$dir/err" ||
+  { echo "time_limit: a 0.3 s solve built a SAT model it had no time for" >&2; grep '^debug: .*model' "$dir/err" >&2; exit 1; }
+echo "time_limit: ok (no model built under a 0.3 s limit)"
