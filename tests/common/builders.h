@@ -53,6 +53,16 @@ inline void set_memory(ir::Problem& p, double F, double B, double W) {
   p.memory.W = ir::PerStage::of(W);
 }
 
+/// Two directions, split backward, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5: the
+/// bidirectional problems of the capped grid.
+inline ir::Problem two_directions(int pp, int m) {
+  ir::Problem p = problem(pp, m, ir::BackwardMode::Split, 2, 2, 1);
+  p.direction = ir::Direction::Bidirectional;
+  p.cost.comm = 0.1;
+  set_memory(p, 1, -0.5, -0.5);
+  return p;
+}
+
 /// The objective value of s (its problem's objective), or infinity when it deadlocks.
 inline double objective_of(const ir::Schedule& s) {
   const ir::SimResult sim = ir::simulate(s);

@@ -36,16 +36,6 @@ std::map<int, std::vector<Action>> by_microbatch(const std::vector<Action>& orde
   return out;
 }
 
-// Two directions, pp 16, m 64, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5: dualpipe
-// holds 17 microbatches' activations on a rank.
-Problem two_directions_pp16() {
-  Problem p = test::problem(16, 64, BackwardMode::Split, 2, 2, 1);
-  p.direction = Direction::Bidirectional;
-  p.cost.comm = 0.1;
-  test::set_memory(p, 1, -0.5, -0.5);
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("deferring forwards fits every rank under its cap, keeping each microbatch's order") {
@@ -94,7 +84,7 @@ TEST_CASE("dualpipe over a cap of pp, fitted under it, keeps its pace") {
   // pp 16, m 64, two directions, F = B = 2, W = 1, comm 0.1, memory F = 1, B = W = -0.5:
   // dualpipe holds 17 microbatches' activations; fitted under 16 it must stay valid and within
   // 5 % of its own makespan (the greedy's best at this cap was 398.5, 14 % above dualpipe).
-  Problem p = two_directions_pp16();
+  Problem p = test::two_directions(16, 64);
   Diagnostics d;
   auto s = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);
   REQUIRE(s.has_value());
@@ -120,7 +110,7 @@ TEST_CASE("dualpipe over a cap of pp, fitted under it, keeps its pace") {
 TEST_CASE("the solve fits families under caps below their own peak: the incumbent beats dualpipe") {
   // Two directions, pp 16, m 64, cap 24 (dualpipe, at its peak of 17, meets it: 350.7). Fitted
   // under 16.5 it gives 345.6; without that step the constructive phase's best was dualpipe.
-  Problem p = two_directions_pp16();
+  Problem p = test::two_directions(16, 64);
   p.memory.cap = PerStage::of(24);
   Diagnostics d;
   auto dualpipe = solver::generate_family("dualpipe", p, {}, SourceLoc{}, d);

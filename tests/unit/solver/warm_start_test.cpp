@@ -41,14 +41,6 @@ solver::SolveOptions starts_only() {
   return o;
 }
 
-Problem two_directions(int pp, int m) {
-  Problem p = test::problem(pp, m, BackwardMode::Split, 2, 2, 1);
-  p.direction = Direction::Bidirectional;
-  p.cost.comm = 0.1;
-  test::set_memory(p, 1, -0.5, -0.5);
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("a valid warm start is the answer when nothing else runs, re-timed under the new costs") {
@@ -102,7 +94,7 @@ TEST_CASE("the whole solve is never worse than its warm start") {
 TEST_CASE("a tighter cap's answer as warm start makes the looser cap's solve monotone") {
   // Two directions, pp 6, m 24: short solves at caps 6, 9 and none, each warm-started with the
   // tighter ones' answers. Without the warm starts the looser solves can land in worse basins.
-  Problem p = two_directions(6, 24);
+  Problem p = test::two_directions(6, 24);
   std::vector<solver::SolveOptions::WarmStart> pool;
   double previous = 1e300;
   for (double cap : {6.0, 9.0, 0.0}) {
@@ -123,7 +115,7 @@ TEST_CASE("a tighter cap's answer as warm start makes the looser cap's solve mon
 }
 
 TEST_CASE("a warm start over the cap is fitted under it; one of another shape is skipped with a warning") {
-  Problem open = two_directions(8, 32);
+  Problem open = test::two_directions(8, 32);
   Diagnostics diags;
   auto family = solver::generate_family("dualpipe", open, {}, SourceLoc{}, diags);
   REQUIRE(family);
