@@ -345,6 +345,15 @@ RankTerms memory_terms(const Problem& p, const Dag& g, const Costs& c, std::span
 struct OneAtATime {
   Wide span = 0;
   int64_t first = kNever;  // least head of r's forwards
+  bool to_w = false;       // the stays end at W's end (else at the backward's start)
+  // What can open r's first stay: by the symmetry, the first microbatch of a direction on one of
+  // its stages of r. Its forward's head, and the least length of that stay.
+  struct First {
+    int32_t direction = 0, stage = 0;
+    int64_t head = 0;
+    Wide stay = 0;
+  };
+  std::vector<First> firsts;
 };
 
 OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t> jobs,
@@ -366,12 +375,15 @@ OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t
   if (min_f == kNever || min_f <= 0) return out;
   const bool to_w = split && min_held > 0 && Wide{min_held} + min_f > cap;
   if (!to_w && Wide{min_f} + min_f <= cap) return out;
+  out.to_w = to_w;
   int64_t last = kNever;  // the least time r still runs after its last stay ends
   for (int32_t i : jobs) {
     auto id = static_cast<size_t>(i);
     Action a = g.act(id);
     if (a.kind != ActionKind::F) continue;
     out.first = std::min(out.first, g.head[id]);
+    const int32_t d = p.direction_of(a.mb);
+    const bool opens = a.mb.value == (d == 0 ? 0 : p.microbatches / 2);
     const ActionKind bk = p.backward == BackwardMode::Fused ? ActionKind::BW : ActionKind::B;
     auto b = static_cast<size_t>(node_of(p, a.mb.value, a.stage.value, bk));
     Wide stay = Wide{g.dur[id]} + chains[static_cast<size_t>(p.direction_of(a.mb) * S + a.stage.value)];
@@ -383,8 +395,89 @@ OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t
       last = std::min(last, g.dur[b]);
     }
     out.span += stay;
+    if (opens) out.firsts.push_back({d, a.stage.value, g.head[id], stay});
   }
   out.span += last == kNever ? 0 : last;
+  return out;
+}
+
+// Who opens the stays (docs/solver.md section 1, term 9). Where ranks a and b each hold one
+// microbatch at a time (term 6), every stay of a rank follows its first one, and term 6 starts that
+// one at the least head of the rank's forwards. But the first microbatch X_a of a's first stay may
+// pass through b on another (microbatch, stage) than b's own first stay X_b: that stay Y on b
+// starts after b's first stay ended, and X_a's stay ends no earlier than the path from Y's forward
+// back to it. So X_a's stay ends at least head(X_b) + stay(X_b) + path(Y, end of X_a's stay), and
+// a's other stays follow. For each choice of the two first stays the bound is the largest of each
+// rank's head + span and the two crossings; the least over the choices holds. Makespan only (the
+// first stays are first microbatches by the symmetry). Returns 0 where no two ranks apply.
+struct Opening {
+  Wide value = 0;
+  int32_t a = -1, b = -1;
+};
+
+Opening who_opens(const Problem& p, const Dag& g, const std::vector<OneAtATime>& ones) {
+  Opening out;
+  const int32_t S = p.num_stages(), D = p.num_directions();
+  std::vector<int32_t> ranks;
+  size_t work = 0;
+  for (int32_t r = 0; r < p.ranks; ++r)
+    if (ones[static_cast<size_t>(r)].span > 0 && !ones[static_cast<size_t>(r)].firsts.empty())
+      ranks.push_back(r), work += ones[static_cast<size_t>(r)].firsts.size();
+  // Pairs times choices times stages: a few million steps at most (4e6 at pp 256, vpp 4, two
+  // directions); larger problems go without the term.
+  if (ranks.size() < 2 || Wide{work} * work * static_cast<Wide>(S) / p.ranks > 40'000'000) return out;
+  const ActionKind bk = p.backward == BackwardMode::Fused ? ActionKind::BW : ActionKind::B;
+  // The first microbatch of each direction: its chain F_0 .. F_{S-1}, then its backwards from the
+  // last stage, and the least time from the start of the chain's first node to each node's start
+  // (chain durations and comm lags; every path within the microbatch runs along it).
+  std::vector<std::vector<Wide>> along(static_cast<size_t>(D));
+  std::vector<std::vector<int32_t>> chain(static_cast<size_t>(D));
+  for (int32_t d = 0; d < D; ++d) {
+    const int32_t mb = d == 0 ? 0 : p.microbatches / 2;
+    auto& c = chain[static_cast<size_t>(d)];
+    for (int32_t s = 0; s < S; ++s) c.push_back(node_of(p, mb, s, ActionKind::F));
+    for (int32_t s = S - 1; s >= 0; --s) c.push_back(node_of(p, mb, s, bk));
+    auto& t = along[static_cast<size_t>(d)];
+    t.assign(c.size(), 0);
+    for (size_t i = 1; i < c.size(); ++i)
+      t[i] = t[i - 1] + g.dur[static_cast<size_t>(c[i - 1])] + g.graph.lag(c[i - 1], c[i]);
+  }
+  // The stages of each direction on each rank.
+  std::vector<std::vector<int32_t>> stages_on(static_cast<size_t>(p.ranks * D));
+  for (int32_t d = 0; d < D; ++d)
+    for (int32_t s = 0; s < S; ++s) stages_on[static_cast<size_t>(p.rank_of(d, StageId(s)).value * D + d)].push_back(s);
+  using First = OneAtATime::First;
+  // The least end of a's first stay x given b's first stay y, plus a's other stays (0: no crossing).
+  auto crossing = [&](int32_t a, const First& x, int32_t b, const First& y) -> Wide {
+    const OneAtATime& oa = ones[static_cast<size_t>(a)];
+    const auto dx = static_cast<size_t>(x.direction);
+    const size_t back = static_cast<size_t>(2 * S - 1 - x.stage);  // x's backward on the chain
+    Wide after = 0;                                                // from the backward's start to the stay's end
+    if (oa.to_w) {
+      const int32_t mb = x.direction == 0 ? 0 : p.microbatches / 2;
+      after = Wide{g.dur[static_cast<size_t>(chain[dx][back])]} +
+              g.dur[static_cast<size_t>(node_of(p, mb, x.stage, ActionKind::W))];
+    }
+    Wide path = -1;
+    for (int32_t t : stages_on[static_cast<size_t>(b * D + x.direction)])
+      if (x.direction != y.direction || t != y.stage)
+        path = std::max(path, along[dx][back] - along[dx][static_cast<size_t>(t)] + after);
+    if (path < 0) return 0;
+    return Wide{y.head} + y.stay + path + (oa.span - x.stay);
+  };
+  for (size_t i = 0; i < ranks.size(); ++i)
+    for (size_t j = i + 1; j < ranks.size(); ++j) {
+      const int32_t a = ranks[i], b = ranks[j];
+      const OneAtATime &oa = ones[static_cast<size_t>(a)], &ob = ones[static_cast<size_t>(b)];
+      Wide least = -1;
+      for (const First& x : oa.firsts)
+        for (const First& y : ob.firsts) {
+          Wide v = std::max(
+              {Wide{x.head} + oa.span, Wide{y.head} + ob.span, crossing(a, x, b, y), crossing(b, y, a, x)});
+          least = least < 0 ? v : std::min(least, v);
+        }
+      if (least > out.value) out = {least, a, b};
+    }
   return out;
 }
 
@@ -649,6 +742,7 @@ LowerBound lower_bound(const Problem& p) {
     for (size_t i = 0; i < g.size(); ++i) cp = std::max(cp, Wide{g.head[i]} + g.dur[i] + g.tail[i]);
     offer(cp, "the longest dependency chain");
   }
+  std::vector<OneAtATime> ones(static_cast<size_t>(p.ranks));
   for (int32_t r = 0; r < p.ranks; ++r) {
     const std::span<const int32_t> jobs = g.graph.on_rank(r);
     if (jobs.empty()) continue;
@@ -673,13 +767,18 @@ LowerBound lower_bound(const Problem& p) {
     offer(makespan ? t.earliest + t.work + idle : t.work + idle_span, rank + "fill and drain under the memory cap");
     if (t.throughput)
       offer(makespan ? t.earliest + t.throughput_span : t.throughput_span, rank + "memory throughput under the cap");
-    OneAtATime one = one_at_a_time(p, g, jobs, mem, chains, to_fixed(*cap, mscale));
+    OneAtATime& one = ones[static_cast<size_t>(r)];
+    one = one_at_a_time(p, g, jobs, mem, chains, to_fixed(*cap, mscale));
     if (one.span > 0)
       offer(makespan ? one.first + one.span : one.span, rank + "the cap holds one microbatch at a time");
     if (makespan)
       if (Wide next = consecutive_microbatches(p, g, jobs, to_fixed(*cap, mscale)); next > 0)
         offer(next, rank + "a microbatch waits for room the one before it leaves");
   }
+  if (p.objective == Objective::Makespan)
+    if (Opening o = who_opens(p, g, ones); o.value > 0)
+      offer(o.value, "ranks " + std::to_string(o.a) + " and " + std::to_string(o.b) +
+                         ": one microbatch at a time, and which stay opens each");
   return best;
 }
 

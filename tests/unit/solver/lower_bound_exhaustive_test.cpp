@@ -289,3 +289,86 @@ TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bou
   CHECK(applied > 100);
   CHECK(proved > 50);
 }
+
+TEST_CASE("one microbatch at a time: no order of whole stays beats the bound (terms 6 and 9)") {
+  // Under a cap that holds one microbatch at a time (memory F = 1 and a backward that frees it in
+  // parts, cap 1), every valid order of a rank is a sequence of whole stays: after F(mb, s) nothing
+  // but that stay's B and W fits. So the permutations of each rank's stays are all its schedules,
+  // and small problems with two directions (where the first stays decide when the other rank can
+  // run) can be enumerated to the optimum. (A rank with two stages of one direction has no
+  // schedule under such a cap: the first stage's stay would have to hold the second's.)
+  test::Rng rng(9090);
+  int tried = 0, tight = 0, opening = 0;
+  for (int trial = 0; trial < 64; ++trial) {
+    Problem p;
+    switch (trial % 16 == 15 ? 2 : trial % 4 == 2 ? 3 : trial % 4) {
+      case 0: p.ranks = 2, p.direction = Direction::Bidirectional, p.microbatches = 4; break;
+      case 1: p.ranks = 3, p.direction = Direction::Bidirectional, p.microbatches = 4; break;
+      case 2: p.ranks = 2, p.direction = Direction::Bidirectional, p.microbatches = 6; break;
+      default: p.ranks = 3, p.microbatches = 3; break;
+    }
+    const bool fused = uniform(rng, 0, 2) == 0;
+    p.backward = fused ? BackwardMode::Fused : BackwardMode::Split;
+    std::vector<double> f, b, w;
+    for (int s = 0; s < p.num_stages(); ++s)
+      f.push_back(uniform(rng, 1, 6) * 0.5), b.push_back(uniform(rng, 1, 6) * 0.5),
+          w.push_back(uniform(rng, 0, 3) * 0.5);
+    p.cost.F = PerStage::list(f);
+    p.cost.B = PerStage::list(b);
+    p.cost.W = PerStage::list(w);
+    static const double comms[] = {0, 0.1, 0.5, 1.5};
+    p.cost.comm = comms[uniform(rng, 0, 3)];
+    p.memory.F = PerStage::of(1);
+    p.memory.B = PerStage::of(fused ? -1 : uniform(rng, 0, 1) == 0 ? -0.5 : 0);
+    p.memory.W = PerStage::of(fused ? 0 : -1 - p.memory.B.at(0));
+    p.memory.cap = PerStage::of(1);
+    REQUIRE(validate(p).empty());
+    // Each rank's stays, as the actions of one (microbatch, stage) in order.
+    std::vector<std::vector<std::vector<Action>>> stays(static_cast<size_t>(p.ranks));
+    for (int mb = 0; mb < p.microbatches; ++mb)
+      for (int s = 0; s < p.num_stages(); ++s) {
+        std::vector<Action> stay{F(mb, s)};
+        if (fused) stay.push_back(BW(mb, s));
+        else stay.push_back(B(mb, s)), stay.push_back(W(mb, s));
+        stays[p.rank_of(MbId(mb), StageId(s)).index()].push_back(stay);
+      }
+    std::vector<std::vector<std::vector<Action>>> orders(static_cast<size_t>(p.ranks));
+    for (size_t r = 0; r < stays.size(); ++r) {
+      std::vector<size_t> idx(stays[r].size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      do {
+        std::vector<Action> o;
+        for (size_t i : idx) o.insert(o.end(), stays[r][i].begin(), stays[r][i].end());
+        orders[r].push_back(o);
+      } while (std::next_permutation(idx.begin(), idx.end()));
+    }
+    double best = std::numeric_limits<double>::infinity();
+    Schedule sched;
+    sched.problem = p;
+    sched.ranks.resize(static_cast<size_t>(p.ranks));
+    std::function<void(size_t)> pick = [&](size_t r) {
+      if (r == orders.size()) {
+        SimResult sim = simulate(sched);
+        if (sim.timeline) best = std::min(best, sim.timeline->metrics.makespan);
+        return;
+      }
+      for (const auto& o : orders[r]) {
+        sched.ranks[r] = o;
+        pick(r + 1);
+      }
+    };
+    pick(0);
+    INFO("trial " << trial << " pp " << p.ranks << " " << to_string(p.direction) << " " << to_string(p.backward));
+    REQUIRE(std::isfinite(best));
+    ++tried;
+    LowerBound lb = lower_bound(p);
+    INFO("trial " << trial << ": pp " << p.ranks << " vpp " << p.stages_per_rank << " " << to_string(p.placement) << " "
+                  << to_string(p.direction) << " " << to_string(p.backward) << " comm " << p.cost.comm << ": bound "
+                  << lb.value << " from " << lb.reason << ", best " << best);
+    CHECK(lb.value <= best + 1e-9);
+    if (std::abs(lb.value - best) < 1e-9) ++tight;
+    if (lb.reason.find("which stay opens") != std::string::npos) ++opening;
+  }
+  MESSAGE(tried << " problems, " << tight << " tight bounds, " << opening << " from the opening stays");
+  CHECK(opening > 0);
+}
