@@ -56,10 +56,11 @@ TEST_CASE("perfetto: a problem stated in a time unit keeps it (a profiled spec i
   s.problem = p;
   s.ranks = {{ir::F(0, 0), ir::F(1, 0), ir::BW(0, 0), ir::BW(1, 0)},
              {ir::F(0, 1), ir::BW(0, 1), ir::F(1, 1), ir::BW(1, 1)}};
-  for (auto [unit, us] : {std::pair{"us", 1.0}, {"ms", 1000.0}, {"ns", 0.001}, {"s", 1e6}}) {
+  for (auto [unit_name, us] : {std::pair{"us", 1.0}, {"ms", 1000.0}, {"ns", 0.001}, {"s", 1e6}}) {
+    const std::string unit = unit_name;  // a copy: clang 14 cannot capture a structured binding (INFO)
     s.problem.time_unit = unit;
     json trace = json::parse(codegen::emit_perfetto(s, test::timeline(s)));
-    INFO(std::string(unit));
+    INFO(unit);
     std::vector<json> compute = events_of(trace, 0);
     REQUIRE(compute.size() == 8);
     const json& bw = compute[5];  // rank 1's BW0.s1, from 2 to 4 units
