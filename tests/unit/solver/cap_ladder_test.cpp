@@ -10,6 +10,7 @@
 #include "ir/verify.h"
 #include "solver/synth/synthesize.h"
 #include "tests/common/builders.h"
+#include "tests/common/solve.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -45,10 +46,7 @@ TEST_CASE("the incumbent is monotone in the cap (the cap ladder)") {
       CAPTURE(c.vpp);
       CAPTURE(cap);
       p.memory.cap = PerStage::of(cap);
-      solver::SolveOptions o;
-      o.time_limit_s = 2;
-      o.deterministic = true;
-      o.threads = 1;
+      solver::SolveOptions o = test::deterministic(2);
       o.use_z3 = false;
       o.use_local = false;
       solver::SolveResult r = solver::synthesize(p, o);

@@ -14,6 +14,7 @@
 #include "solver/synth/synthesize.h"
 #include "tests/common/builders.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/solve.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -266,10 +267,7 @@ TEST_CASE("consecutive microbatches: where a microbatch waits for room the one b
   INFO("bound " << lb.value << " from " << lb.reason);
   CHECK(lb.value == doctest::Approx(1289.2));
   CHECK(lb.reason == "rank 7: a microbatch waits for room the one before it leaves");
-  solver::SolveOptions o;
-  o.deterministic = true;
-  o.time_limit_s = 10;
-  o.threads = 1;
+  solver::SolveOptions o = test::deterministic(10);
   solver::SolveResult r = solver::synthesize(p, o);
   REQUIRE(r.schedule);
   CHECK(r.status == solver::SolveStatus::Optimal);
@@ -306,10 +304,7 @@ TEST_CASE("which stay opens each rank: two directions under a one-microbatch cap
   CHECK(lb.value == doctest::Approx(717.1));
   CHECK(lb.reason == "ranks 0 and 7: one microbatch at a time, and which stay opens each");
   // The solver's schedule (724.6 in 60 s) and the sequential one stay above it.
-  solver::SolveOptions o;
-  o.deterministic = true;
-  o.time_limit_s = 2;
-  o.threads = 1;
+  solver::SolveOptions o = test::deterministic(2);
   solver::SolveResult r = solver::synthesize(p, o);
   REQUIRE(r.schedule);
   CHECK(lb.value <= simulate(*r.schedule).timeline->metrics.makespan);

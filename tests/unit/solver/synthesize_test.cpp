@@ -20,6 +20,7 @@
 #include "solver/synth/synthesize.h"
 #include "tests/common/builders.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/solve.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -28,11 +29,7 @@ namespace {
 
 // A deterministic solve on one thread: the same result on every machine.
 solver::SolveResult solve_deterministic(const Problem& p, double seconds) {
-  solver::SolveOptions o;
-  o.time_limit_s = seconds;
-  o.deterministic = true;
-  o.threads = 1;
-  return solver::synthesize(p, o);
+  return solver::synthesize(p, test::deterministic(seconds));
 }
 
 Problem grid_problem(int pp, int m, int vpp, bool unequal, double cap) {

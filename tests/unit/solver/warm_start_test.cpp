@@ -17,6 +17,7 @@
 #include "solver/synth/synthesize.h"
 #include "tests/common/builders.h"
 #include "tests/common/random_schedule.h"
+#include "tests/common/solve.h"
 
 using namespace schedc;
 using namespace schedc::ir;
@@ -30,10 +31,7 @@ std::string found_by(const Schedule& s) {
 
 // Only the warm starts (and the sequential fallback when none is usable): what they give is visible.
 solver::SolveOptions starts_only() {
-  solver::SolveOptions o;
-  o.time_limit_s = 5;
-  o.deterministic = true;
-  o.threads = 1;
+  solver::SolveOptions o = test::deterministic(5);
   o.use_families = false;
   o.use_greedy = false;
   o.use_z3 = false;
@@ -80,10 +78,7 @@ TEST_CASE("the whole solve is never worse than its warm start") {
       Schedule s = test::random_valid(p, rng);
       if (test::objective_of(s) < test::objective_of(best)) best = s;
     }
-    solver::SolveOptions o;
-    o.time_limit_s = 0.3;
-    o.deterministic = true;
-    o.threads = 1;
+    solver::SolveOptions o = test::deterministic(0.3);
     o.warm_starts.push_back({"best-random", best});
     solver::SolveResult r = solver::synthesize(p, o);
     REQUIRE(r.schedule);
