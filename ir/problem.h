@@ -93,6 +93,8 @@ struct Problem {
   int32_t num_directions() const { return direction == Direction::Bidirectional ? 2 : 1; }
   /// 0 for single-direction problems; for bidirectional ones microbatches m/2.. take direction 1.
   int32_t direction_of(MbId mb) const;
+  /// The first microbatch of `direction`: 0, or m/2 for direction 1.
+  int32_t first_microbatch(int32_t direction) const { return direction == 0 ? 0 : microbatches / 2; }
   /// The rank that runs `stage` for microbatches of `direction` (DESIGN section 3 placements).
   RankId rank_of(int32_t direction, StageId stage) const;
   RankId rank_of(MbId mb, StageId stage) const { return rank_of(direction_of(mb), stage); }
