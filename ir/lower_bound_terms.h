@@ -37,7 +37,9 @@ struct Dag {
   size_t size() const { return graph.size(); }
 };
 
-inline int32_t node_of(const Problem& p, int32_t mb, int32_t s, ActionKind k) { return DepGraph::canonical_node(p, k, mb, s); }
+inline int32_t node_of(const Problem& p, int32_t mb, int32_t s, ActionKind k) {
+  return DepGraph::canonical_node(p, k, mb, s);
+}
 
 struct Costs {
   std::vector<int64_t> f, b, w, bw, fb;  // per stage; fb empty when FB is not declared
