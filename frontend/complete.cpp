@@ -12,10 +12,10 @@ namespace schedc::frontend {
 
 namespace {
 
-// A cost or memory field's values: per stage (per rank), or the single comm latency.
+// A cost or memory field's values: per stage (per rank), or a single value (comm, the overheads).
 struct Values {
   ir::Field field;
-  ir::PerStage* values = nullptr;  // null for comm, or an unset optional (FB, cap)
+  ir::PerStage* values = nullptr;  // null for a single value, or an unset optional (FB, cap)
   double* single = nullptr;
 };
 
@@ -130,7 +130,9 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const ir::FieldLo
            {Field::CostB, &c.B},
            {Field::CostW, &c.W},
            {Field::CostComm, nullptr, &c.comm},
-           {Field::CostFB, c.FB ? &*c.FB : nullptr}},
+           {Field::CostFB, c.FB ? &*c.FB : nullptr},
+           {Field::CostActionOverhead, nullptr, &c.action_overhead},
+           {Field::CostMessageOverhead, nullptr, &c.message_overhead}},
           given, units, p.time_unit, errors);
   ir::MemoryModel& m = p.memory;
   resolve(Dimension::Memory,

@@ -49,7 +49,8 @@ constexpr std::array<Alias, 21> kTopAliases = {{
     {"time_limit", "schedule = solve { time_limit = ... }"},
 }};
 
-constexpr std::array<std::string_view, 5> kCostKeys = {"F", "B", "W", "comm", "FB"};
+constexpr std::array<std::string_view, 7> kCostKeys = {
+    "F", "B", "W", "comm", "FB", "action_overhead", "message_overhead"};
 constexpr std::array<std::string_view, 2> kModelKeys = {"layers", "partition"};
 constexpr std::array<std::string_view, 5> kPartKeys = {"F", "B", "W", "memory", "static"};
 constexpr std::array<std::string_view, 6> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced"};
@@ -61,7 +62,7 @@ class Checker {
   void run(const ast::File& file) {
     collect(file);
     int_field(ir::Field::Ranks, p_.ranks, 1, ir::kMaxRanks, "the number of pipeline ranks, e.g. `ranks = 4`");
-    int_field(ir::Field::StagesPerRank, p_.stages_per_rank, 1, ir::kMaxStagesPerRank, nullptr);
+    stages_per_rank();
     int_field(ir::Field::Microbatches, p_.microbatches, 1, ir::kMaxMicrobatches,
               "the number of microbatches, e.g. `microbatches = 8`");
     enum_field(ir::Field::Direction, p_.direction, ir::parse_direction, {"single", "bidirectional"});
@@ -123,6 +124,18 @@ class Checker {
                          std::string(s.key.text) + " = ...`");
     fail();
     return nullptr;
+  }
+
+  // `stages_per_rank = N`, or `auto`: the problem states one stage per rank, and the schedule
+  // phase tries 1, 2 and 4.
+  void stages_per_rank() {
+    const ast::Stmt* s = find(ir::Field::StagesPerRank);
+    const Value* v = s ? std::get_if<Value>(&s->body) : nullptr;
+    if (!v || !v->is(Value::Kind::Word) || v->text != "auto")
+      return int_field(ir::Field::StagesPerRank, p_.stages_per_rank, 1, ir::kMaxStagesPerRank, nullptr);
+    cx_.spec.stages_per_rank_auto = true;
+    p_.stages_per_rank = 1;
+    mark_given(ir::Field::StagesPerRank, v->loc);
   }
 
   // A top-level key is its field's name.
@@ -266,16 +279,28 @@ class Checker {
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.cost.B, kTime);
       else if (e->key.text == "W") per_stage(*e, field, "stage", p_.cost.W, kTime);
       else if (e->key.text == "FB") per_stage(*e, field, "stage", p_.cost.FB, kTime);
-      else if (!e->value.is(Value::Kind::Number)) {
-        cx_.report.error(DiagKind::WrongType, e->value.loc,
-                         "`cost.comm` needs a number (one latency for every link), got " + sema::describe(e->value));
-        fail();
-      } else if (auto x = sema::to_quantity(cx_, e->value, field, kTime)) {
-        p_.cost.comm = *x;
-        cx_.spec.given[field] = e->value.loc;
-      } else {
-        fail();
-      }
+      else single(*e, field);
+    }
+  }
+
+  // `comm`, `action_overhead`, `message_overhead`: one time for every link, action or message.
+  void single(const ast::Entry& e, ir::Field field) {
+    double* slot = field == ir::Field::CostComm             ? &p_.cost.comm
+                   : field == ir::Field::CostActionOverhead ? &p_.cost.action_overhead
+                                                            : &p_.cost.message_overhead;
+    const char* what = field == ir::Field::CostComm             ? "one latency for every link"
+                       : field == ir::Field::CostActionOverhead ? "one overhead for every action"
+                                                                : "one overhead for every message";
+    if (!e.value.is(Value::Kind::Number)) {
+      cx_.report.error(DiagKind::WrongType, e.value.loc,
+                       "`" + std::string(ir::to_string(field)) + "` needs a number (" + what + "), got " +
+                           sema::describe(e.value));
+      fail();
+    } else if (auto x = sema::to_quantity(cx_, e.value, field, Dimension::Time)) {
+      *slot = *x;
+      cx_.spec.given[field] = e.value.loc;
+    } else {
+      fail();
     }
   }
 

@@ -46,6 +46,10 @@ struct Spec {
   ir::FieldUnits units;
   /// `memory { balanced = false }`: the memory deltas need not cancel per microbatch and stage.
   bool balanced = true;
+  /// `stages_per_rank = auto` (or `--vpp auto`): `problem` states one stage per rank, and the
+  /// schedule phase solves it cut into 1, 2 and 4 stages per rank (ir::with_stages_per_rank),
+  /// keeping the best.
+  bool stages_per_rank_auto = false;
   /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
   /// derived from them are in `problem`.
   std::vector<int32_t> layers_per_stage;

@@ -80,19 +80,35 @@ bool in_range(const Problem& p, Action a) {
   return a.mb.value >= 0 && a.mb.value < p.microbatches && a.stage.value >= 0 && a.stage.value < p.num_stages();
 }
 
+int32_t messages_of(const Problem& p, Action a) {
+  if (a.kind == ActionKind::W) return 0;
+  const int32_t s = a.stage.value, d = p.direction_of(a.mb);
+  const RankId here = p.rank_of(d, a.stage);
+  int32_t n = 0;
+  for (int32_t t : {s - 1, s + 1})
+    if (t >= 0 && t < p.num_stages() && p.rank_of(d, StageId(t)) != here) ++n;
+  return n;
+}
+
+double overhead_of(const Problem& p, Action a) {
+  if (!p.cost.has_overheads()) return 0;
+  return p.cost.action_overhead + p.cost.message_overhead * messages_of(p, a);
+}
+
 double cost_of(const Problem& p, Action a) {
   size_t s = a.stage.index();
+  double work = 0;
   switch (a.kind) {
-    case ActionKind::F: return p.cost.F.at(s);
-    case ActionKind::B: return p.cost.B.at(s);
-    case ActionKind::W: return p.cost.W.at(s);
-    case ActionKind::BW: return p.cost.B.at(s) + p.cost.W.at(s);
+    case ActionKind::F: work = p.cost.F.at(s); break;
+    case ActionKind::B: work = p.cost.B.at(s); break;
+    case ActionKind::W: work = p.cost.W.at(s); break;
+    case ActionKind::BW: work = p.cost.B.at(s) + p.cost.W.at(s); break;
   }
-  return 0;
+  return work + overhead_of(p, a);
 }
 
 double overlap_cost(const Problem& p, Action f, Action b) {
-  if (p.cost.FB) return p.cost.FB->at(f.stage.index());
+  if (p.cost.FB) return p.cost.FB->at(f.stage.index()) + overhead_of(p, f) + overhead_of(p, b);
   return cost_of(p, f) + cost_of(p, b);
 }
 

@@ -45,9 +45,18 @@ size_t num_action_slots(const Problem& p);
 /// True when the token's microbatch and stage exist in the problem.
 bool in_range(const Problem& p, Action a);
 
-/// Duration of one action (BW = B + W of its stage).
+/// Messages the action exchanges with other ranks: a forward receives its input from the previous
+/// stage and sends its output to the next one, a backward (B or BW) the gradients the other way,
+/// each counted when that stage runs on another rank; a W none.
+int32_t messages_of(const Problem& p, Action a);
+/// The fixed time the action pays beyond its work: `action_overhead` plus `message_overhead` for
+/// each of its messages (a fused BW pays the action overhead once, a B and its W twice).
+double overhead_of(const Problem& p, Action a);
+/// Duration of one action: its work (BW = B + W of its stage) plus its overhead.
 double cost_of(const Problem& p, Action a);
-/// Duration of an overlapped F&B unit made of forward `f` and backward `b`.
+/// Duration of an overlapped F&B unit made of forward `f` and backward `b`: `FB` of the forward's
+/// stage plus both members' overheads (each still launches and posts its own messages), or the
+/// sum of their costs when `FB` is not given.
 double overlap_cost(const Problem& p, Action f, Action b);
 /// Activation-memory delta of one action (BW = -F of its stage).
 double memory_delta(const Problem& p, Action a);

@@ -6,10 +6,29 @@ namespace schedc::ir {
 
 namespace {
 
-constexpr std::array<std::string_view, 21> kNames = {
-    "ranks",     "stages_per_rank", "microbatches", "direction",     "placement",       "stage_to_rank", "backward",
-    "objective", "cost.F",          "cost.B",       "cost.W",        "cost.comm",       "cost.FB",       "memory.F",
-    "memory.B",  "memory.W",        "memory.cap",   "memory.static", "memory.balanced", "model",         "expect"};
+constexpr std::array<std::string_view, 23> kNames = {"ranks",
+                                                     "stages_per_rank",
+                                                     "microbatches",
+                                                     "direction",
+                                                     "placement",
+                                                     "stage_to_rank",
+                                                     "backward",
+                                                     "objective",
+                                                     "cost.F",
+                                                     "cost.B",
+                                                     "cost.W",
+                                                     "cost.comm",
+                                                     "cost.FB",
+                                                     "cost.action_overhead",
+                                                     "cost.message_overhead",
+                                                     "memory.F",
+                                                     "memory.B",
+                                                     "memory.W",
+                                                     "memory.cap",
+                                                     "memory.static",
+                                                     "memory.balanced",
+                                                     "model",
+                                                     "expect"};
 static_assert(kNames.size() == static_cast<size_t>(Field::Expect) + 1, "one name per field");
 
 }  // namespace

@@ -29,6 +29,8 @@ enum class Field : uint8_t {
   CostW,
   CostComm,
   CostFB,
+  CostActionOverhead,
+  CostMessageOverhead,
   MemoryF,
   MemoryB,
   MemoryW,
@@ -47,13 +49,34 @@ std::string_view to_string(Field f);
 std::optional<Field> parse_field(std::string_view name);
 
 /// Every field of ir::Problem, in order: what a schedule JSON document or a torch-csv file fixes.
-inline constexpr Field kProblemFields[] = {
-    Field::Ranks,       Field::StagesPerRank, Field::Microbatches, Field::Direction, Field::Placement,
-    Field::StageToRank, Field::Backward,      Field::Objective,    Field::CostF,     Field::CostB,
-    Field::CostW,       Field::CostComm,      Field::CostFB,       Field::MemoryF,   Field::MemoryB,
-    Field::MemoryW,     Field::MemoryCap,     Field::MemoryStatic};
+inline constexpr Field kProblemFields[] = {Field::Ranks,
+                                           Field::StagesPerRank,
+                                           Field::Microbatches,
+                                           Field::Direction,
+                                           Field::Placement,
+                                           Field::StageToRank,
+                                           Field::Backward,
+                                           Field::Objective,
+                                           Field::CostF,
+                                           Field::CostB,
+                                           Field::CostW,
+                                           Field::CostComm,
+                                           Field::CostFB,
+                                           Field::CostActionOverhead,
+                                           Field::CostMessageOverhead,
+                                           Field::MemoryF,
+                                           Field::MemoryB,
+                                           Field::MemoryW,
+                                           Field::MemoryCap,
+                                           Field::MemoryStatic};
 /// The fields whose values are times (in Problem::time_unit) and memory (in memory_unit).
-inline constexpr Field kTimeFields[] = {Field::CostF, Field::CostB, Field::CostW, Field::CostComm, Field::CostFB};
+inline constexpr Field kTimeFields[] = {Field::CostF,
+                                        Field::CostB,
+                                        Field::CostW,
+                                        Field::CostComm,
+                                        Field::CostFB,
+                                        Field::CostActionOverhead,
+                                        Field::CostMessageOverhead};
 inline constexpr Field kMemoryFields[] = {Field::MemoryF, Field::MemoryB, Field::MemoryW, Field::MemoryCap,
                                           Field::MemoryStatic};
 

@@ -40,6 +40,8 @@ ojson problem_object(const Problem& p) {
   cost["W"] = per_stage(p.cost.W);
   cost["comm"] = json_number(p.cost.comm);
   if (p.cost.FB) cost["FB"] = per_stage(*p.cost.FB);
+  if (p.cost.action_overhead != 0) cost["action_overhead"] = json_number(p.cost.action_overhead);
+  if (p.cost.message_overhead != 0) cost["message_overhead"] = json_number(p.cost.message_overhead);
   j["cost"] = cost;
   ojson mem;
   mem["F"] = per_stage(p.memory.F);
@@ -212,7 +214,8 @@ class Reader {
         }
       }
     }
-    if (j.contains("cost") && expect_object(j["cost"], ptr + "/cost", {"F", "B", "W", "comm", "FB"})) {
+    if (j.contains("cost") &&
+        expect_object(j["cost"], ptr + "/cost", {"F", "B", "W", "comm", "FB", "action_overhead", "message_overhead"})) {
       const ojson& c = j["cost"];
       std::string cp = ptr + "/cost/";
       for (auto [key, slot] : {std::pair{"F", &p.cost.F}, {"B", &p.cost.B}, {"W", &p.cost.W}})
@@ -222,6 +225,15 @@ class Reader {
         if (auto v = real(c["comm"], cp + "comm")) p.cost.comm = *v;
       if (c.contains("FB") && !c["FB"].is_null())
         if (auto v = per_stage(c["FB"], cp + "FB")) p.cost.FB = *v;
+      for (auto [key, slot] :
+           {std::pair{"action_overhead", &p.cost.action_overhead}, {"message_overhead", &p.cost.message_overhead}}) {
+        if (!c.contains(key)) continue;
+        if (version_ < 3)
+          error(cp + key, DiagKind::BadFormatVersion,
+                "`" + std::string(key) + "` needs version 3 of the format, the document says version " +
+                    std::to_string(version_));
+        else if (auto v = real(c[key], cp + key)) *slot = *v;
+      }
     }
     if (j.contains("memory") && expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap", "static"})) {
       const ojson& m = j["memory"];
@@ -425,10 +437,14 @@ std::string provenance_json(const Provenance& p) { return json_line(provenance_o
 std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
-  // Version 2 adds the problem's `units` and `memory.static`; a problem without either is written
-  // as version 1, byte for byte what earlier releases wrote and read.
-  bool v2 = !s.problem.time_unit.empty() || !s.problem.memory_unit.empty() || s.problem.has_static_memory();
-  out += v2 ? "  \"version\": 2,\n" : "  \"version\": 1,\n";
+  // Version 2 adds the problem's `units` and `memory.static`, version 3 the cost's overheads; a
+  // document is written in the lowest version that holds it, so a problem without any of them is
+  // version 1, byte for byte what earlier releases wrote and read.
+  const Problem& p = s.problem;
+  int version = p.cost.has_overheads()                                                    ? 3
+                : !p.time_unit.empty() || !p.memory_unit.empty() || p.has_static_memory() ? 2
+                                                                                          : 1;
+  out += "  \"version\": " + std::to_string(version) + ",\n";
   out += "  \"problem\": " + problem_json(s.problem) + ",\n";
   out += "  \"ranks\": [";
   for (size_t r = 0; r < s.ranks.size(); ++r) {
@@ -518,12 +534,12 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
              "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
-  if (doc["version"] != 1 && doc["version"] != 2) {
+  if (doc["version"] != 1 && doc["version"] != 2 && doc["version"] != 3) {
     rd.error("/version", DiagKind::BadFormatVersion,
-             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1` or `2`");
+             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`, `2` or `3`");
     return std::nullopt;
   }
-  rd.version_ = doc["version"] == 2 ? 2 : 1;
+  rd.version_ = doc["version"] == 3 ? 3 : doc["version"] == 2 ? 2 : 1;
   auto problem = rd.problem(doc["problem"], "/problem");
   if (!problem) return std::nullopt;
   Schedule s;

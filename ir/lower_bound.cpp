@@ -38,12 +38,26 @@ Costs stage_costs(const Problem& p, int64_t scale) {
   const int32_t S = p.num_stages();
   for (int32_t s = 0; s < S; ++s) {
     auto z = static_cast<size_t>(s);
-    c.f.push_back(to_fixed(cost_of(p, F(0, s)), scale));
-    c.b.push_back(to_fixed(cost_of(p, B(0, s)), scale));
-    c.w.push_back(to_fixed(cost_of(p, W(0, s)), scale));
-    c.bw.push_back(to_fixed(cost_of(p, BW(0, s)), scale));
-    if (p.cost.FB) c.fb.push_back(to_fixed(p.cost.FB->at(z), scale));
-    for (double v : {p.cost.F.at(z), p.cost.B.at(z), p.cost.W.at(z)}) {
+    // An action's messages may differ between directions (custom placements): the least cost of
+    // the stage's actions over the directions. A unit pays FB, its forward's overhead and at
+    // least one action overhead for its backward.
+    auto least = [&](ActionKind k) {
+      double v = cost_of(p, Action{k, MbId(0), StageId(s)});
+      for (int32_t d = 1; d < p.num_directions(); ++d)
+        v = std::min(v, cost_of(p, Action{k, MbId(p.first_microbatch(d)), StageId(s)}));
+      return to_fixed(v, scale);
+    };
+    c.f.push_back(least(ActionKind::F));
+    c.b.push_back(least(ActionKind::B));
+    c.w.push_back(least(ActionKind::W));
+    c.bw.push_back(least(ActionKind::BW));
+    if (p.cost.FB) {
+      double f_overhead = overhead_of(p, F(0, s));
+      for (int32_t d = 1; d < p.num_directions(); ++d)
+        f_overhead = std::min(f_overhead, overhead_of(p, F(p.first_microbatch(d), s)));
+      c.fb.push_back(to_fixed(p.cost.FB->at(z) + f_overhead + p.cost.action_overhead, scale));
+    }
+    for (double v : {p.cost.F.at(z), p.cost.B.at(z), p.cost.W.at(z), p.cost.action_overhead, p.cost.message_overhead}) {
       double x = v * static_cast<double>(scale);
       if (std::abs(x - std::round(x)) > 1e-3) c.rounding = 1;
     }

@@ -19,11 +19,6 @@ OrderSimulator::OrderSimulator(const Schedule& s) : problem_(s.problem), graph_(
         initial_units_[static_cast<size_t>(nodes[static_cast<size_t>(i) + 1])] = nodes[static_cast<size_t>(i)];
       }
   }
-  if (problem_.cost.FB) {
-    const int64_t scale = graph_.time_scale();
-    for (int32_t st = 0; st < problem_.num_stages(); ++st)
-      fb_.push_back(to_fixed(problem_.cost.FB->at(static_cast<size_t>(st)), scale));
-  }
   for (size_t i = 0; i < n; ++i) {
     assert(graph_.missing_inputs(static_cast<int32_t>(i)) == 0 && "every dependency is one of the schedule's actions");
     assert(graph_.succs(static_cast<int32_t>(i)).size() <= 2 && "a node has at most two dependents");
@@ -46,9 +41,11 @@ int64_t OrderSimulator::unit_duration(int32_t a, int32_t b) const {
   Action x = graph_.action(a), y = graph_.action(b);
   bool well_formed = (x.kind == ActionKind::F) != (y.kind == ActionKind::F) &&
                      (is_backward(x.kind) || is_backward(y.kind));
-  if (well_formed && !fb_.empty()) return fb_[(x.kind == ActionKind::F ? x : y).stage.index()];
-  // Without FB (or for a malformed pair) ir::simulate rounds the summed cost once.
-  return to_fixed(cost_of(problem_, x) + cost_of(problem_, y), graph_.time_scale());
+  // As ir::simulate: the unit's cost (FB and both overheads), or the summed cost of a malformed
+  // pair, rounded once.
+  if (!well_formed) return to_fixed(cost_of(problem_, x) + cost_of(problem_, y), graph_.time_scale());
+  return to_fixed(x.kind == ActionKind::F ? overlap_cost(problem_, x, y) : overlap_cost(problem_, y, x),
+                  graph_.time_scale());
 }
 
 bool OrderSimulator::can_pair(int32_t a, int32_t b) const {

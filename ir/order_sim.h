@@ -97,7 +97,6 @@ class OrderSimulator {
   std::vector<int64_t> cap_;
   std::vector<std::vector<int32_t>> initial_;
   Units initial_units_;
-  std::vector<int64_t> fb_;  // per stage: the FB unit's ticks, when the problem declares FB
   /// Registers rank r as waiting for the first missing input of `a`, or raises `ready` to the
   /// arrival of all of them; false when one is missing.
   bool inputs_ready(int32_t a, int32_t r, int64_t& ready);

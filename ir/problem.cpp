@@ -137,7 +137,9 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
   std::vector<long double> memory(static_cast<size_t>(p.ranks), 0);
   for (int32_t s = 0; s < S; ++s) {
     auto i = static_cast<size_t>(s);
-    long double per = static_cast<long double>(p.cost.F.at(i)) + p.cost.B.at(i) + p.cost.W.at(i) + 3.0L * p.cost.comm;
+    // Overheads: F and B exchange at most two messages each, W none; every action pays one.
+    long double per = static_cast<long double>(p.cost.F.at(i)) + p.cost.B.at(i) + p.cost.W.at(i) + 3.0L * p.cost.comm +
+                      3.0L * p.cost.action_overhead + 4.0L * p.cost.message_overhead;
     if (p.cost.FB) per += p.cost.FB->at(i);
     time += m * per;
     long double mem = std::abs(static_cast<long double>(p.memory.F.at(i))) + std::abs(p.memory.B.at(i)) +
@@ -232,9 +234,13 @@ std::vector<ProblemError> validate(const Problem& p) {
   check_per_stage(p.cost.B, stages, "stage", Field::CostB, true, out);
   check_per_stage(p.cost.W, stages, "stage", Field::CostW, true, out);
   if (p.cost.FB) check_per_stage(*p.cost.FB, stages, "stage", Field::CostFB, true, out);
-  if (!std::isfinite(p.cost.comm) || p.cost.comm < 0 || p.cost.comm > kMaxMagnitude)
-    out.push_back({Field::CostComm, DiagKind::OutOfRange,
-                   "`cost.comm` must be a number in 0..1e15, got `" + format_number(p.cost.comm) + "`"});
+  for (auto [field, v] : {std::pair{Field::CostComm, p.cost.comm},
+                          {Field::CostActionOverhead, p.cost.action_overhead},
+                          {Field::CostMessageOverhead, p.cost.message_overhead}})
+    if (!std::isfinite(v) || v < 0 || v > kMaxMagnitude)
+      out.push_back(
+          {field, DiagKind::OutOfRange,
+           "`" + std::string(to_string(field)) + "` must be a number in 0..1e15, got `" + format_number(v) + "`"});
   check_per_stage(p.memory.F, stages, "stage", Field::MemoryF, false, out);
   check_per_stage(p.memory.B, stages, "stage", Field::MemoryB, false, out);
   check_per_stage(p.memory.W, stages, "stage", Field::MemoryW, false, out);
@@ -252,6 +258,26 @@ std::vector<ProblemError> validate(const Problem& p) {
       break;
     }
   return out;
+}
+
+Problem with_stages_per_rank(const Problem& base, int32_t v) {
+  assert(base.stages_per_rank == 1 && v >= 1 && "the base problem has one stage per rank");
+  Problem p = base;
+  p.stages_per_rank = v;
+  auto cut = [&](PerStage& x) {
+    if (x.is_uniform()) {
+      x.uniform /= v;
+      return;
+    }
+    std::vector<double> finer;
+    for (double value : x.values)
+      for (int32_t k = 0; k < v; ++k) finer.push_back(value / v);
+    x.values = std::move(finer);
+  };
+  for (PerStage* x : {&p.cost.F, &p.cost.B, &p.cost.W, &p.memory.F, &p.memory.B, &p.memory.W, &p.memory.static_memory})
+    cut(*x);
+  if (p.cost.FB) cut(*p.cost.FB);
+  return p;
 }
 
 }  // namespace schedc::ir

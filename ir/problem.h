@@ -55,6 +55,12 @@ struct CostModel {
   PerStage W = PerStage::of(1);  // weight-gradient backward
   double comm = 0;               // latency of a dependency between two ranks
   std::optional<PerStage> FB;    // overlapped F&B unit, indexed by the forward's stage
+  /// Fixed time every action pays on its rank on top of its work (a launch, a synchronisation),
+  /// and every message an action sends or receives across ranks (posting it, its header): fine
+  /// interleaving makes more, smaller actions and more messages (DESIGN section 3, ir::overhead_of).
+  double action_overhead = 0;
+  double message_overhead = 0;
+  bool has_overheads() const { return action_overhead != 0 || message_overhead != 0; }
   bool operator==(const CostModel&) const = default;
 };
 
@@ -116,6 +122,12 @@ struct ProblemError {
   DiagKind kind;
   std::string message;
 };
+
+/// `base` (one stage per rank) with its model cut `v` times finer: stage s of the result is the
+/// v-th part of base stage s / v in model order, so every per-stage cost (F, B, W, FB) and memory
+/// value (deltas, static) is divided by v, while what does not depend on the cut stays: comm, the
+/// action and message overheads, the cap. `stages_per_rank = auto` solves these for v = 1, 2, 4.
+Problem with_stages_per_rank(const Problem& base, int32_t v);
 
 /// Checks ranges and consistency (e.g. `vshape` needs 2 stages per rank, bidirectional needs an
 /// even microbatch count, per-stage lists have one value per stage). Empty when valid.

@@ -81,7 +81,7 @@ void append(std::vector<double>& out, const PerStage& v) {
 }  // namespace
 
 int64_t time_scale(const Problem& p) {
-  std::vector<double> v{p.cost.comm};
+  std::vector<double> v{p.cost.comm, p.cost.action_overhead, p.cost.message_overhead};
   append(v, p.cost.F);
   append(v, p.cost.B);
   append(v, p.cost.W);

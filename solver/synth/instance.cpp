@@ -67,6 +67,8 @@ int64_t exact_grid(const ir::Problem& p) {
     add(p.cost.W.at(i));
   }
   add(p.cost.comm);
+  add(p.cost.action_overhead);
+  add(p.cost.message_overhead);
   return g == 0 ? 1 : g;
 }
 
@@ -101,7 +103,9 @@ int64_t fitting_grid(const ir::Problem& p, int64_t grid) {
     long double per = static_cast<long double>(ir::to_fixed(p.cost.F.at(i), scale)) +
                       static_cast<long double>(ir::to_fixed(p.cost.B.at(i), scale)) +
                       static_cast<long double>(ir::to_fixed(p.cost.W.at(i), scale)) +
-                      4.0L * static_cast<long double>(ir::to_fixed(p.cost.comm, scale));
+                      4.0L * static_cast<long double>(ir::to_fixed(p.cost.comm, scale)) +
+                      3.0L * static_cast<long double>(ir::to_fixed(p.cost.action_overhead, scale)) +
+                      4.0L * static_cast<long double>(ir::to_fixed(p.cost.message_overhead, scale));
     total += per * p.microbatches;
   }
   const long double actions = 3.0L * S * p.microbatches;

@@ -62,11 +62,9 @@ class PairScheduler {
     inflight_.assign(R, 0);
     wake_.assign(R, 0);
     cap_.assign(R, -1);
-    const int64_t mscale = g_.memory_scale(), tscale = g_.time_scale();
+    const int64_t mscale = g_.memory_scale();
     for (size_t r = 0; r < R; ++r)
       if (auto c = p.cap_of(ir::RankId(static_cast<int32_t>(r)))) cap_[r] = ir::to_fixed(*c, mscale);
-    for (int32_t st = 0; st < p.num_stages(); ++st)
-      fb_.push_back(p.cost.FB ? ir::to_fixed(p.cost.FB->at(static_cast<size_t>(st)), tscale) : kNever);
     for (size_t i = 0; i < n; ++i) {
       auto node = static_cast<int32_t>(i);
       left_[i] = static_cast<int32_t>(g_.preds(node).size());
@@ -188,7 +186,7 @@ class PairScheduler {
     };
     if (f >= 0 && b >= 0) {
       const bool fused = mixed && v_.pair_bw;
-      const int64_t unit = fb_[g_.action(f).stage.index()];
+      const int64_t unit = ir::to_fixed(ir::overlap_cost(p_, g_.action(f), as_run(b, fused)), g_.time_scale());
       const int64_t mb = backward_memory(b, fused);
       // The backward first in the unit: its memory is freed before the forward's is taken.
       bool room = fits(r, mb) && (cap_[r] < 0 || mem_[r] + mb + g_.memory(f) <= cap_[r]);
@@ -231,7 +229,7 @@ class PairScheduler {
   std::vector<int32_t> left_;
   std::vector<int64_t> arrive_, end_;
   std::vector<std::vector<int32_t>> released_;
-  std::vector<int64_t> free_, mem_, cap_, fb_;
+  std::vector<int64_t> free_, mem_, cap_;
   std::vector<int32_t> inflight_;
   std::vector<int64_t> wake_;
   size_t done_ = 0;

@@ -205,6 +205,8 @@ bool exact_model_complete(const ir::Problem& p, std::string* why) {
   if (p.objective != ir::Objective::Makespan) return fail("the objective is not the makespan");
   if (p.cost.FB) return fail("`FB` makes overlapped units cheaper, and the model has no units");
   const int32_t S = p.num_stages();
+  if (p.backward == ir::BackwardMode::Mixed && p.cost.action_overhead > 0)
+    return fail("split orders do not dominate the mixed choice: a B and its W pay `action_overhead` twice, a BW once");
   if (p.backward == ir::BackwardMode::Mixed)
     for (int32_t s = 0; s < S; ++s) {
       auto i = static_cast<size_t>(s);
@@ -214,7 +216,9 @@ bool exact_model_complete(const ir::Problem& p, std::string* why) {
     }
   const int64_t scale = ir::time_scale(p);
   if (!whole_ticks(p.cost.F, S, scale) || !whole_ticks(p.cost.B, S, scale) || !whole_ticks(p.cost.W, S, scale) ||
-      !whole_ticks(ir::PerStage::of(p.cost.comm), 1, scale))
+      !whole_ticks(ir::PerStage::of(p.cost.comm), 1, scale) ||
+      !whole_ticks(ir::PerStage::of(p.cost.action_overhead), 1, scale) ||
+      !whole_ticks(ir::PerStage::of(p.cost.message_overhead), 1, scale))
     return fail("a cost is not a whole number of ticks, so a unit or a BW may be one tick shorter than its parts");
   return true;
 }

@@ -160,6 +160,19 @@ inline int add_random_overlap(ir::Schedule& s, Rng& rng, int percent = 50) {
   return marked;
 }
 
+/// Sets `action_overhead` and `message_overhead` to random values (either may be 0): small
+/// integers and halves, or values of the form k * 10^e spanning 1e-6..9e5 as random_cost's.
+inline void add_random_overheads(ir::Problem& p, Rng& rng) {
+  static const double small[] = {0, 0.25, 0.5, 1, 2};
+  if (uniform(rng, 0, 2) == 0) {
+    p.cost.action_overhead = uniform(rng, 1, 9) * std::pow(10.0, uniform(rng, -6, 5));
+    p.cost.message_overhead = uniform(rng, 0, 1) * uniform(rng, 1, 9) * std::pow(10.0, uniform(rng, -6, 5));
+    return;
+  }
+  p.cost.action_overhead = small[uniform(rng, 0, 4)];
+  p.cost.message_overhead = small[uniform(rng, 0, 4)];
+}
+
 /// Declares FB = `factor` x (F + B) on every stage, rounded to 0.01: below 1, overlapped units
 /// save; above 1 they cost more than their members.
 inline void set_fb(ir::Problem& p, double factor) {

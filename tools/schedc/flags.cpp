@@ -127,12 +127,14 @@ CLI::Validator number_in(double lo, double hi) {
 
 void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--pp", pp, "number of ranks (pipeline stages' devices)")->group("Problem");
-  cmd.add_option("--vpp", vpp, "stages per rank")->group("Problem");
+  cmd.add_option("--vpp", vpp, "stages per rank, or `auto` (try 1, 2 and 4 with --solve)")->group("Problem");
   cmd.add_option("--microbatches,-m", microbatches, "number of microbatches")->group("Problem");
   cmd.add_option("--direction", direction, "single | bidirectional")->group("Problem");
   cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
   cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
-  cmd.add_option("--cost", cost, "F=1,B=1,W=1,comm=0[,FB=x]; per-stage values as 1:1:2; units as F=12.5ms")
+  cmd.add_option("--cost", cost,
+                 "F=1,B=1,W=1,comm=0[,FB=x][,action_overhead=x][,message_overhead=x]; per-stage values as 1:1:2; "
+                 "units as F=12.5ms")
       ->group("Problem");
   cmd.add_option("--memory", memory,
                  "F=1[,B=x,W=x,cap=x|none,static=x,balanced=false]; per-rank cap as 4:4:3:3; units as F=1.2GiB")
@@ -162,7 +164,22 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     set[field] = std::move(flag);
   };
   if (pp) p.ranks = *pp, mark(Field::Ranks, "--pp");
-  if (vpp) p.stages_per_rank = *vpp, mark(Field::StagesPerRank, "--vpp");
+  if (vpp) {
+    spec.stages_per_rank_auto = *vpp == "auto";
+    if (spec.stages_per_rank_auto) {
+      p.stages_per_rank = 1;
+    } else {
+      // A whole number out of range is the problem's range error, as for any other source.
+      std::optional<double> x = parse_number(*vpp);
+      if (!x || *x != std::floor(*x) || std::abs(*x) > 1e9) {
+        error = "--vpp: expected `auto` or a whole number in 1.." + std::to_string(ir::kMaxStagesPerRank) + ", got `" +
+                *vpp + "`";
+        return;
+      }
+      p.stages_per_rank = static_cast<int32_t>(*x);
+    }
+    mark(Field::StagesPerRank, "--vpp");
+  }
   if (microbatches) p.microbatches = *microbatches, mark(Field::Microbatches, "--microbatches");
   if (!set_enum(direction, "--direction", ir::parse_direction, "`single` or `bidirectional`", p.direction, error) ||
       !set_enum(placement, "--placement", ir::parse_placement, "`looped`, `vshape` or `wave`", p.placement, error) ||
@@ -183,25 +200,29 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                     Dimension dim) {
     if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) out = std::move(*x);
   };
-  if (cost &&
-      !for_each_pair("cost", *cost, "F, B, W, comm, FB", error, [&](const std::string& k, const std::string& v) {
-        constexpr Dimension kTime = Dimension::Time;
-        if (k == "F") values("cost", k, v, p.cost.F, kTime);
-        else if (k == "B") values("cost", k, v, p.cost.B, kTime);
-        else if (k == "W") values("cost", k, v, p.cost.W, kTime);
-        else if (k == "FB") {
-          ir::PerStage x;
-          values("cost", k, v, x, kTime);
-          if (error.empty()) p.cost.FB = x;
-        } else if (k == "comm") {
-          ir::PerStage x;
-          values("cost", k, v, x, kTime);
-          if (error.empty() && !x.is_uniform()) error = "--cost: `comm` needs one number, got `" + v + "`";
-          if (error.empty()) p.cost.comm = x.uniform;
-        } else return false;
-        if (error.empty()) mark(field_of("cost", k), "--cost");
-        return true;
-      }))
+  if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB, action_overhead, message_overhead", error,
+                             [&](const std::string& k, const std::string& v) {
+                               constexpr Dimension kTime = Dimension::Time;
+                               if (k == "F") values("cost", k, v, p.cost.F, kTime);
+                               else if (k == "B") values("cost", k, v, p.cost.B, kTime);
+                               else if (k == "W") values("cost", k, v, p.cost.W, kTime);
+                               else if (k == "FB") {
+                                 ir::PerStage x;
+                                 values("cost", k, v, x, kTime);
+                                 if (error.empty()) p.cost.FB = x;
+                               } else if (k == "comm" || k == "action_overhead" || k == "message_overhead") {
+                                 ir::PerStage x;
+                                 values("cost", k, v, x, kTime);
+                                 if (error.empty() && !x.is_uniform())
+                                   error = "--cost: `" + k + "` needs one number, got `" + v + "`";
+                                 if (error.empty())
+                                   (k == "comm"              ? p.cost.comm
+                                    : k == "action_overhead" ? p.cost.action_overhead
+                                                             : p.cost.message_overhead) = x.uniform;
+                               } else return false;
+                               if (error.empty()) mark(field_of("cost", k), "--cost");
+                               return true;
+                             }))
     return;
   if (memory && !for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", error,
                                [&](const std::string& k, const std::string& v) {
@@ -290,7 +311,7 @@ std::string source_name(const std::string& path, const ProblemFlags& p, const Sc
   if (s.family) add("--family", *s.family);
   if (s.solve) out += out.empty() ? "--solve" : " --solve";
   if (p.pp) add("--pp", std::to_string(*p.pp));
-  if (p.vpp) add("--vpp", std::to_string(*p.vpp));
+  if (p.vpp) add("--vpp", *p.vpp);
   if (p.microbatches) add("--microbatches", std::to_string(*p.microbatches));
   if (p.direction) add("--direction", *p.direction);
   if (p.placement) add("--placement", *p.placement);

@@ -19,7 +19,8 @@ CLI::Validator number_in(double lo, double hi);
 
 /// The problem flags every command that takes a problem accepts; they override the spec.
 struct ProblemFlags {
-  std::optional<int> pp, vpp, microbatches;
+  std::optional<int> pp, microbatches;
+  std::optional<std::string> vpp;  // a whole number, or `auto`
   std::optional<std::string> direction, placement, backward, cost, memory, objective;
 
   void add_to(CLI::App& cmd);

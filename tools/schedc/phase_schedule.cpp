@@ -1,11 +1,14 @@
 // The schedule phase: the schedule the input asks for, from its explicit orders, a family or the
 // solver (or the flags' --family / --solve); verified by the next phase.
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
 #include <unistd.h>
 
+#include "ir/lower_bound.h"
 #include "profile/profile.h"
 #include "solver/families/families.h"
 #include "solver/synth/synthesize.h"
@@ -71,7 +74,9 @@ std::optional<solver::SolveOptions::WarmStart> read_warm_start(Session& s, const
 }
 
 // The solver's answer, or its infeasibility explained in the spec's terms.
-std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
+// The solver's options from the spec's `schedule = solve { ... }` and the flags; nullopt after an
+// error.
+std::optional<solver::SolveOptions> solve_options(Session& s, Input& in, const ScheduleFlags& flags) {
   const frontend::ScheduleSource& src = in.spec.schedule;
   solver::SolveOptions options;
   if (src.kind == frontend::SourceKind::Solve && !solver::apply_solve_params(src.params, options, s.diags))
@@ -105,7 +110,13 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     options.warm_starts.push_back(std::move(*w));
   }
   options.stop = install_interrupt_handlers();
-  solver::SolveResult r = solver::synthesize(in.spec.problem, options);
+  return options;
+}
+
+// The solve's schedule, its warnings and notes reported; an infeasible cap is an error that names
+// the fields in conflict.
+std::optional<ir::Schedule> solved(Session& s, Input& in, solver::SolveResult& r) {
+  const frontend::ScheduleSource& src = in.spec.schedule;
   // Where the spec asks for the solve; `--solve` has no place in a file.
   const SourceLoc solve_loc = src.kind == frontend::SourceKind::Solve ? src.loc : SourceLoc{};
   for (const std::string& w : r.warnings) s.diags.warning(DiagKind::Solver, solve_loc, w);
@@ -134,6 +145,114 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   return std::nullopt;
 }
 
+std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
+  auto options = solve_options(s, in, flags);
+  if (!options) return std::nullopt;
+  solver::SolveResult r = solver::synthesize(in.spec.problem, *options);
+  return solved(s, in, r);
+}
+
+// `stages_per_rank = auto`: the spec's problem (one stage per rank) cut into each allowed number
+// of stages per rank, solved in the order of their lower bounds, each with an equal share of what
+// is left of the time limit, skipping those whose bound is no better than the best makespan found;
+// the best (the fewest stages per rank on a tie) becomes the input's problem. A table of the
+// candidates goes to stderr.
+std::optional<ir::Schedule> from_solver_auto(Session& s, Input& in, const ScheduleFlags& flags) {
+  const ir::Problem base = in.spec.problem;
+  const SourceLoc at = in.spec.loc_of(ir::Field::StagesPerRank);
+  if (!flags.warm_start.empty()) {
+    s.diags.error(DiagKind::BadFlag, {},
+                  "--warm-start fixes the stages per rank, and `stages_per_rank = auto` leaves them to the solve");
+    return std::nullopt;
+  }
+  std::vector<int32_t> allowed;
+  switch (base.placement) {
+    case ir::PlacementKind::Looped: allowed = {1, 2, 4}; break;
+    case ir::PlacementKind::VShape: allowed = {2}; break;
+    case ir::PlacementKind::Wave: allowed = {2, 4}; break;
+    case ir::PlacementKind::Custom:
+      s.diags.error(DiagKind::BadValue, at,
+                    "`stages_per_rank = auto` needs placement `looped`, `vshape` or `wave`: a custom "
+                    "`stage_to_rank` fixes the stages per rank");
+      return std::nullopt;
+  }
+  auto options = solve_options(s, in, flags);
+  if (!options) return std::nullopt;
+  struct Candidate {
+    int32_t vpp = 0;
+    ir::Problem problem;
+    double bound = 0;
+    std::optional<solver::SolveResult> result;
+    std::string skipped;
+  };
+  std::vector<Candidate> cands;
+  for (int32_t v : allowed) {
+    Candidate c{v, ir::with_stages_per_rank(base, v), 0, std::nullopt, ""};
+    if (auto errors = ir::validate(c.problem); !errors.empty()) {
+      c.skipped = errors.front().message;
+    } else {
+      c.bound = ir::lower_bound(c.problem).value;
+    }
+    cands.push_back(std::move(c));
+  }
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].bound < cands[b].bound; });
+  const double limit = options->time_limit_s;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<size_t> best;
+  auto better = [&](size_t a, size_t b) {  // a's result beats b's
+    const solver::SolveResult &x = *cands[a].result, &y = *cands[b].result;
+    return x.objective < y.objective || (x.objective == y.objective && cands[a].vpp < cands[b].vpp);
+  };
+  for (size_t k = 0; k < order.size(); ++k) {
+    Candidate& c = cands[order[k]];
+    if (!c.skipped.empty()) continue;
+    if (best && c.bound >= cands[*best].result->objective) {
+      c.skipped = "its bound " + format_number(c.bound) + " is no better than " +
+                  format_number(cands[*best].result->objective);
+      continue;
+    }
+    size_t left = 0;
+    for (size_t j = k; j < order.size(); ++j) left += cands[order[j]].skipped.empty();
+    double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    solver::SolveOptions o = *options;
+    // Deterministic runs share the limit by count alone, so that their answer does not depend on
+    // the clock.
+    o.time_limit_s = o.deterministic ? limit / static_cast<double>(cands.size())
+                                     : std::max(limit - used, 0.0) / static_cast<double>(left);
+    c.result = solver::synthesize(c.problem, o);
+    if (c.result->status == solver::SolveStatus::Infeasible || !c.result->schedule) continue;
+    if (!best || better(order[k], *best)) best = order[k];
+    if (c.result->interrupted) break;
+  }
+  if (!flags.quiet) {
+    std::cerr << "schedc: stages_per_rank = auto:\n";
+    for (const Candidate& c : cands) {
+      std::cerr << "  vpp " << c.vpp << ": ";
+      if (c.result && c.result->status != solver::SolveStatus::Infeasible && c.result->schedule)
+        std::cerr << (best && cands[*best].vpp == c.vpp ? "chosen, " : "") << solver::to_string(c.result->status) << " "
+                  << format_number(c.result->objective) << ", bound " << format_number(c.result->lower_bound) << "\n";
+      else if (c.result) std::cerr << "no schedule meets the cap\n";
+      else std::cerr << "skipped: " << c.skipped << "\n";
+    }
+  }
+  // The chosen candidate's problem is the input's from here on; with none, v = 1's infeasibility
+  // (or the first candidate's) is reported as a plain solve's.
+  size_t pick = best ? *best : 0;
+  for (size_t i = 0; !best && i < cands.size(); ++i)
+    if (cands[i].result) {
+      pick = i;
+      break;
+    }
+  in.spec.problem = cands[pick].problem;
+  if (!cands[pick].result) {
+    s.diags.error(DiagKind::BadValue, at, "no number of stages per rank could be tried: " + cands[pick].skipped);
+    return std::nullopt;
+  }
+  return solved(s, in, *cands[pick].result);
+}
+
 }  // namespace
 
 std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags& flags) {
@@ -154,8 +273,16 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
                   "--warm-start starts the solver's search: it needs --solve or a spec's `schedule = solve`");
     return std::nullopt;
   }
+  if (in.spec.stages_per_rank_auto && !solve) {
+    s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::StagesPerRank),
+                  "`stages_per_rank = auto` needs `schedule = solve` or --solve: a family or explicit orders fix the "
+                  "stages per rank");
+    return std::nullopt;
+  }
   if (flags.family) {
     sched = from_family(s, in, *flags.family, {}, SourceLoc{});
+  } else if (in.spec.stages_per_rank_auto && solve) {
+    sched = from_solver_auto(s, in, flags);
   } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
     sched = from_solver(s, in, flags);
   } else if (src.kind == frontend::SourceKind::Family) {

@@ -39,10 +39,11 @@ TEST_CASE("sema: the smallest spec takes every default") {
 }
 
 TEST_CASE("sema: every problem key") {
-  Spec s = SPEC_OF("ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
-                   "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\n"
-                   "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3 }\n"
-                   "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6] }\n");
+  Spec s = SPEC_OF(
+      "ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
+      "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\n"
+      "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3  action_overhead = 0.02  message_overhead = 0.5 }\n"
+      "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6] }\n");
   const ir::Problem& p = s.problem;
   CHECK(p.ranks == 2);
   CHECK(p.stages_per_rank == 2);
@@ -58,6 +59,8 @@ TEST_CASE("sema: every problem key") {
   CHECK(p.cost.comm == 0.25);
   REQUIRE(p.cost.FB);
   CHECK(*p.cost.FB == ir::PerStage::of(3));
+  CHECK(p.cost.action_overhead == 0.02);
+  CHECK(p.cost.message_overhead == 0.5);
   CHECK(p.memory.F == ir::PerStage::of(2));
   CHECK(p.memory.B == ir::PerStage::list({-1, -1, -1, -1}));
   REQUIRE(p.memory.cap);
@@ -67,7 +70,7 @@ TEST_CASE("sema: every problem key") {
     INFO(ir::to_string(f));
     CHECK(s.is_given(f));
   }
-  CHECK(s.given.size() == 17);
+  CHECK(s.given.size() == 19);
   // Each location is of the value.
   CHECK(s.given.at(ir::Field::CostComm).line == 9);
   CHECK(s.given.at(ir::Field::CostComm).col == 51);
@@ -241,4 +244,29 @@ TEST_CASE("sema: the empty file and a comment-only file lack the required keys")
     CHECK(!r.spec);
     CHECK(r.kinds() == std::vector<DiagKind>{DiagKind::MissingKey, DiagKind::MissingKey});
   }
+}
+
+TEST_CASE("sema: `stages_per_rank = auto` states one stage per rank and marks the spec") {
+  Spec s = SPEC_OF("ranks = 4\nmicrobatches = 8\nstages_per_rank = auto\ncost { F = [4, 4, 4, 6] }\n");
+  CHECK(s.stages_per_rank_auto);
+  CHECK(s.problem.stages_per_rank == 1);
+  CHECK(s.given.at(ir::Field::StagesPerRank).col == 19);
+  CHECK_FALSE(SPEC_OF("ranks = 4\nmicrobatches = 8\nstages_per_rank = 2\n").stages_per_rank_auto);
+  // Another word is still an error.
+  auto r = run("ranks = 4\nmicrobatches = 8\nstages_per_rank = many\n");
+  CHECK(!r.spec);
+}
+
+TEST_CASE("sema: overheads take time units like comm, and one number each") {
+  Spec s = SPEC_OF("ranks = 2\nmicrobatches = 4\ncost { F = 2ms  B = 2ms  W = 1ms  action_overhead = 20us  "
+                   "message_overhead = 15us }\n");
+  CHECK(s.problem.time_unit == "us");
+  CHECK(s.problem.cost.F == ir::PerStage::of(2000));
+  CHECK(s.problem.cost.action_overhead == 20);
+  CHECK(s.problem.cost.message_overhead == 15);
+  auto r = run("ranks = 2\nmicrobatches = 4\ncost { action_overhead = [1, 2] }\n");
+  CHECK(!r.spec);
+  REQUIRE(r.errors() >= 1);
+  CHECK(r.first().kind == DiagKind::WrongType);
+  CHECK(r.first().message == "`cost.action_overhead` needs a number (one overhead for every action), got a list");
 }

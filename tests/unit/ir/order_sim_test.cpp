@@ -96,9 +96,11 @@ TEST_CASE("the order simulator times overlapped F&B units as ir::simulate does")
   int deadlocks = 0, valid = 0, with_units = 0;
   for (int trial = 0; trial < 400; ++trial) {
     Problem p = test::random_problem(rng, {4, 6, true});
-    // Units that save (FB below F + B), cost more, or (no FB) cost the members' sum.
+    // Units that save (FB below F + B), cost more, or (no FB) cost the members' sum; action and
+    // message overheads on every third problem.
     int fb = test::uniform(rng, 0, 2);
     if (fb > 0) test::set_fb(p, fb == 1 ? 0.6 : 1.3);
+    if (trial % 3 == 2) test::add_random_overheads(p, rng);
     Schedule s = test::random_valid_paired(p, rng);
     test::add_random_overlap(s, rng, 60);
     with_units += s.has_overlap();

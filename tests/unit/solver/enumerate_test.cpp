@@ -165,3 +165,25 @@ TEST_CASE("enumeration: the max-span objective") {
   p.cost.comm = 1;
   check_against_enumeration(p);
 }
+
+TEST_CASE("enumeration: action and message overheads") {
+  for (BackwardMode b : {BackwardMode::Split, BackwardMode::Fused})
+    for (double cap : {0.0, 1.5}) {
+      Problem p = base(3, 2, b);
+      p.cost.F = PerStage::of(2);
+      p.cost.B = PerStage::of(2);
+      p.cost.comm = 0.5;
+      p.cost.action_overhead = 0.5;
+      p.cost.message_overhead = 0.25;
+      if (cap > 0) p.memory.cap = PerStage::of(cap);
+      CAPTURE(static_cast<int>(b));
+      CAPTURE(cap);
+      check_against_enumeration(p);
+    }
+  // Two stages per rank: every boundary crosses ranks, and each action pays for it.
+  Problem v = base(2, 1, BackwardMode::Split);
+  v.stages_per_rank = 2;
+  v.cost.action_overhead = 1;
+  v.cost.message_overhead = 0.5;
+  check_against_enumeration(v);
+}
