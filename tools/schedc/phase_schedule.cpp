@@ -200,6 +200,11 @@ std::optional<ir::Schedule> from_solver_auto(Session& s, Input& in, const Schedu
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].bound < cands[b].bound; });
   const double limit = options->time_limit_s;
   const auto t0 = std::chrono::steady_clock::now();
+  double shared = 0;  // deterministic runs: the shares of the limit given so far
+  auto rest = [&] {   // of the limit; deterministic runs count shares, not the clock
+    if (options->deterministic) return limit - shared;
+    return std::max(limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.0);
+  };
   std::optional<size_t> best;
   auto better = [&](size_t a, size_t b) {  // a's result beats b's
     const solver::SolveResult &x = *cands[a].result, &y = *cands[b].result;
@@ -215,16 +220,27 @@ std::optional<ir::Schedule> from_solver_auto(Session& s, Input& in, const Schedu
     }
     size_t left = 0;
     for (size_t j = k; j < order.size(); ++j) left += cands[order[j]].skipped.empty();
-    double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     solver::SolveOptions o = *options;
     // Deterministic runs share the limit by count alone, so that their answer does not depend on
     // the clock.
-    o.time_limit_s = o.deterministic ? limit / static_cast<double>(cands.size())
-                                     : std::max(limit - used, 0.0) / static_cast<double>(left);
+    o.time_limit_s = o.deterministic ? limit / static_cast<double>(cands.size()) : rest() / static_cast<double>(left);
+    shared += o.time_limit_s;
     c.result = solver::synthesize(c.problem, o);
     if (c.result->status == solver::SolveStatus::Infeasible || !c.result->schedule) continue;
     if (!best || better(order[k], *best)) best = order[k];
     if (c.result->interrupted) break;
+  }
+  // The shares of the candidates that were skipped go to the best one while its gap is open: its
+  // search goes on from its schedule (a warm start: never worse), so the limit is used.
+  if (best && !cands[*best].result->interrupted && cands[*best].result->status != solver::SolveStatus::Optimal &&
+      rest() > 0.01 * limit) {
+    Candidate& c = cands[*best];
+    solver::SolveOptions o = *options;
+    o.time_limit_s = rest();
+    o.warm_starts.push_back({"vpp-" + std::to_string(c.vpp), *c.result->schedule});
+    solver::SolveResult more = solver::synthesize(c.problem, o);
+    if (more.schedule && more.status != solver::SolveStatus::Infeasible && more.objective <= c.result->objective)
+      c.result = std::move(more);
   }
   if (!flags.quiet) {
     std::cerr << "schedc: stages_per_rank = auto:\n";
