@@ -58,8 +58,9 @@ std::optional<Measured> read_measured(const std::string& json, int32_t stages, s
     *error = "the executor's profile is not a JSON object";
     return std::nullopt;
   }
-  if (j.value("format", "") != "schedrt.profile" || j.value("version", 0) != 1) {
-    *error = "the executor's profile is not `schedrt.profile` version 1";
+  const int version = j.value("format", "") == "schedrt.profile" ? j.value("version", 0) : 0;
+  if (version != 1 && version != 2) {
+    *error = "the executor's profile is not `schedrt.profile` version 1 or 2";
     return std::nullopt;
   }
   Measured m;
@@ -67,13 +68,19 @@ std::optional<Measured> read_measured(const std::string& json, int32_t stages, s
       !read_list(j, "W", stages, &m.W, error))
     return std::nullopt;
   if (j.contains("FB") && !j["FB"].is_null() && !read_list(j, "FB", stages, &m.FB, error)) return std::nullopt;
-  if (j.contains("comm") && !j["comm"].is_null()) {
-    if (!j["comm"].is_number() || j["comm"].get<double>() < 0) {
-      *error = "`comm` is not a non-negative number";
+  std::optional<double> stage_overhead;
+  for (auto [key, slot] : {std::pair{"comm", &m.comm},
+                           {"action_overhead", &m.action_overhead},
+                           {"message_overhead", &m.message_overhead},
+                           {"stage_overhead", &stage_overhead}}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    if (!j[key].is_number() || !(j[key].get<double>() >= 0)) {
+      *error = std::string("`") + key + "` is not a non-negative number";
       return std::nullopt;
     }
-    m.comm = j["comm"].get<double>();
+    *slot = j[key].get<double>();
   }
+  m.stage_overhead = m.action_overhead ? std::min(stage_overhead.value_or(0), *m.action_overhead) : 0;
   std::ostringstream how;
   how << j.value("backend", "?") << ", " << j.value("stage", "?");
   if (j.value("stage", "") == "mlp")
@@ -86,11 +93,19 @@ std::optional<Measured> read_measured(const std::string& json, int32_t stages, s
 std::string format_cost_block(const Measured& m) {
   std::string s = "cost {\n";
   s += "  # measured by `schedc profile` on " + m.how + "\n";
-  s += "  F = " + value_text(m.F) + "\n";
-  s += "  B = " + value_text(m.B) + "\n";
-  s += "  W = " + value_text(m.W) + "\n";
-  if (!m.FB.empty()) s += "  FB = " + value_text(m.FB) + "\n";
-  if (m.comm) s += "  comm = " + format_number(round3(*m.comm)) + "us\n";
+  // The work alone: what a call of the stage took, less its fixed part (in action_overhead).
+  auto work = [&](std::vector<double> v, double calls) {
+    for (double& x : v) x = std::max(0.0, x - calls * m.stage_overhead);
+    return value_text(v);
+  };
+  s += "  F = " + work(m.F, 1) + "\n";
+  s += "  B = " + work(m.B, 1) + "\n";
+  s += "  W = " + work(m.W, 1) + "\n";
+  if (!m.FB.empty()) s += "  FB = " + work(m.FB, 2) + "\n";
+  const double ends = m.comm && m.message_overhead ? 2 * *m.message_overhead : 0;
+  if (m.comm) s += "  comm = " + format_number(round3(std::max(0.0, *m.comm - ends))) + "us\n";
+  if (m.action_overhead) s += "  action_overhead = " + format_number(round3(*m.action_overhead)) + "us\n";
+  if (m.message_overhead && m.comm) s += "  message_overhead = " + format_number(round3(*m.message_overhead)) + "us\n";
   return s + "}";
 }
 

@@ -27,11 +27,18 @@ ir::Schedule probe_schedule(const ir::Problem& p);
 struct Measured {
   std::vector<double> F, B, W, FB;
   std::optional<double> comm;
+  /// Version 2: what the executor pays per compute action beyond the stage's work, and per message
+  /// at each end (nullopt: not measured, or one rank for the message).
+  std::optional<double> action_overhead, message_overhead;
+  /// The part of action_overhead that is the stage's own cost per call, which F, B and W (and FB,
+  /// twice: a unit pays two actions' overheads) include as measured: the block leaves it out of
+  /// them, so that an action's work and its overhead are each counted once.
+  double stage_overhead = 0;
   /// Backend, stage and sizes, for the block's comment ("cuda, mlp bf16, hidden 1024, ...").
   std::string how;
 };
 
-/// Reads the executor's `--profile` JSON (format `schedrt.profile`, version 1) for a problem of
+/// Reads the executor's `--profile` JSON (format `schedrt.profile`, version 1 or 2) for a problem of
 /// `stages` stages. nullopt with `*error` set when it is not that.
 std::optional<Measured> read_measured(const std::string& json, int32_t stages, std::string* error);
 
@@ -40,7 +47,9 @@ double round3(double v);
 
 /// The `cost { ... }` block, one key per line, with a comment saying how it was measured; every
 /// value in microseconds, written with its unit (`F = 183us`). A key is one number (the stages' mean) when its stages
-/// are within 5% of the largest, else a per-stage list; `comm` is left out when nothing moves.
+/// are within 5% of the largest, else a per-stage list; `comm` is left out when nothing moves. The
+/// overheads, when measured, are written too, and `comm` is then the one-way time less what the
+/// message costs at its two ends (the model charges those to the actions: docs/dsl.md "Overheads").
 std::string format_cost_block(const Measured& m);
 
 /// The spec's text (file `file` of `sources`, a spec that parsed) with its top-level `cost` block,

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "run_internal.h"
+#include "schedrt/context_impl.h"
 
 namespace schedrt {
 namespace {
@@ -57,7 +58,8 @@ struct StageTimes {
 
 struct PairTime {
   int32_t a = 0, b = 0;
-  double one_way_us = 0;
+  double one_way_us = 0;  // a's record; -1 in b's
+  double side_us = 0;     // what one header-only message costs this rank's executor calls
 };
 
 // Buffers with room for the message header in front, as the Context's slots.
@@ -153,6 +155,95 @@ double ping_pong(Backend& backend, int32_t a, int32_t b, size_t bytes) {
   return median(per) * 1e6;
 }
 
+// What every compute action costs beyond its work, in two parts (microseconds):
+struct ActionOverhead {
+  // the executor's calls around it (two clock reads, the status word, the backend's op hooks),
+  // timed around the noop stage;
+  double executor = 0;
+  // the stage's own fixed cost per call (a launch, a synchronisation, a sleep's wake-up), timed as
+  // a forward of this stage made tiny: one row, one unit of width, one layer, holds of ~0.
+  double stage = 0;
+};
+
+ActionOverhead action_overhead_us(Backend& backend, const StageConfig& cfg) {
+  ActionOverhead out;
+  StageConfig noop = cfg;
+  noop.stage = "noop";
+  std::unique_ptr<Stage> none = backend.make_stage(noop, 0);
+  std::vector<Clock::time_point> stamps(2);  // the Context's two clock reads per op
+  out.executor = time_us(backend, [&] {
+    stamps[0] = Clock::now();
+    backend.publish_status(OpStatus{OpCode::Forward, F(0, 0), -1}.pack());
+    backend.op_begin(OpCode::Forward);
+    none->forward(0, nullptr, nullptr);
+    backend.op_end(OpCode::Forward);
+    stamps[1] = Clock::now();
+  });
+  StageConfig tiny = cfg;
+  tiny.hidden = tiny.batch = tiny.layers = 1;
+  tiny.layers_per_stage.clear();
+  // The synthetic stage holds for 1 us (subtracted): a hold of zero returns before sleeping.
+  const double held_us = 1;
+  tiny.cost_f.assign(static_cast<size_t>(std::max(cfg.num_stages, 1)), 1.0);
+  tiny.ms_per_unit = held_us / 1000;
+  std::unique_ptr<Stage> stage = backend.make_stage(tiny, 0);
+  Buffers buf{backend, {}};
+  void* out_buf = tiny.num_stages > 1 ? buf.get(stage->boundary_bytes()) + kHeaderBytes : nullptr;
+  out.stage = time_us(backend, [&] { stage->forward(0, nullptr, out_buf); });
+  if (cfg.stage == "synthetic") out.stage = std::max(0.0, out.stage - held_us);
+  return out;
+}
+
+// What one message costs the executor calls of the two ranks, timed with header-only messages
+// from `a` to `b`: on `a` the posts of the sends, then (once they have all arrived) on `b` the
+// posts of the receives and the waits for them, each with the Context's status and op hooks. Every
+// rank calls it (it holds barriers); the mean per message on this rank's side, 0 on the others.
+// The spec's `message_overhead` is the mean of the sides, as the model charges a message to the
+// action at each end.
+double message_side_us(Backend& backend, int32_t a, int32_t b) {
+  const int32_t me = backend.rank(), n = kRounds * kPingPongs;
+  const bool sender = me == a, receiver = me == b;
+  Buffers buf{backend, {}};
+  std::vector<PostedTransfer> keep;  // the backend holds spans until wait_all
+  if (sender || receiver) {
+    std::byte* slot = buf.get(0);
+    for (int32_t i = 0; i < n; ++i) {
+      MessageHeader h;
+      h.kind = static_cast<int32_t>(Kind::F);
+      h.mb = h.seq = i;
+      h.src = a;
+      keep.push_back(PostedTransfer{sender ? send(F(i, 0), b, i) : recv(F(i, 0), a, i), h, slot, 0});
+    }
+  }
+  auto op = [&](OpCode code, int32_t group, auto&& body) {
+    backend.publish_status(OpStatus{code, {}, group}.pack());
+    backend.op_begin(code);
+    body();
+    backend.op_end(code);
+  };
+  double took = 0;
+  backend.barrier();
+  if (sender) {
+    Clock::time_point t = Clock::now();
+    for (int32_t i = 0; i < n; ++i)
+      op(OpCode::Post, i, [&] { backend.post(i, std::span<const PostedTransfer>(&keep[static_cast<size_t>(i)], 1)); });
+    took = since(t);
+  }
+  backend.barrier();
+  if (receiver) {
+    Clock::time_point t = Clock::now();
+    const int32_t first = 0;
+    for (int32_t i = 0; i < n; ++i) {
+      op(OpCode::Post, i, [&] { backend.post(i, std::span<const PostedTransfer>(&keep[static_cast<size_t>(i)], 1)); });
+      op(OpCode::Wait, i, [&] { backend.wait(i, std::span<const int32_t>(&first, 1)); });
+    }
+    took = since(t);
+  }
+  backend.barrier();
+  if (sender || receiver) backend.wait_all();
+  return took / n * 1e6;
+}
+
 std::string num(double v) {
   if (!std::isfinite(v)) return "null";
   char b[32];
@@ -192,31 +283,50 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
     backend.barrier();
     if (me != a && me != b) continue;
     double us = ping_pong(backend, a, b, bytes);
-    if (me == a) timed.push_back(PairTime{a, b, us});
+    timed.push_back(PairTime{a, b, me == a ? us : -1, 0});
+  }
+  // Every rank takes part (the measurement holds barriers), one pair at a time.
+  size_t mine_at = 0;
+  for (auto [a, b] : pairs) {
+    double side = message_side_us(backend, a, b);
+    if (me == a || me == b) timed[mine_at++].side_us = side;
+  }
+  // Every rank's own, one at a time: the others wait at the barrier.
+  ActionOverhead action_us;
+  for (int32_t r = 0; r < info.ranks; ++r) {
+    backend.barrier();
+    if (r == me) action_us = action_overhead_us(backend, cfg);
   }
   backend.barrier();
   // Gather: each rank's stage times and the pairs it timed.
   int64_t counts[2] = {static_cast<int64_t>(mine.size()), static_cast<int64_t>(timed.size())};
   // Sized first and filled with memcpy: GCC 12's -Wstringop-overflow misreads vector::insert of
   // bytes at -O3.
-  std::vector<std::byte> blob(sizeof counts + mine.size() * sizeof(StageTimes) + timed.size() * sizeof(PairTime));
+  std::vector<std::byte> blob(sizeof counts + sizeof action_us + mine.size() * sizeof(StageTimes) +
+                              timed.size() * sizeof(PairTime));
   size_t filled = 0;
   auto put = [&](const void* p, size_t n) {
     if (n > 0) std::memcpy(blob.data() + filled, p, n);
     filled += n;
   };
   put(counts, sizeof counts);
+  put(&action_us, sizeof action_us);
   put(mine.data(), mine.size() * sizeof(StageTimes));
   put(timed.data(), timed.size() * sizeof(PairTime));
   auto all = backend.gather(blob);
   if (me != 0) return 0;
   std::vector<double> f(static_cast<size_t>(S)), b(static_cast<size_t>(S)), w(static_cast<size_t>(S)),
       fb(static_cast<size_t>(S));
-  std::vector<PairTime> pair_times;
+  std::vector<PairTime> pair_times, sides;
+  ActionOverhead action_sum;
   for (const auto& blob_r : all) {
     int64_t c[2];
     std::memcpy(c, blob_r.data(), sizeof c);
-    const std::byte* p = blob_r.data() + sizeof c;
+    ActionOverhead rank_action_us;
+    std::memcpy(&rank_action_us, blob_r.data() + sizeof c, sizeof rank_action_us);
+    action_sum.executor += rank_action_us.executor;
+    action_sum.stage += rank_action_us.stage;
+    const std::byte* p = blob_r.data() + sizeof c + sizeof rank_action_us;
     for (int64_t i = 0; i < c[0]; ++i, p += sizeof(StageTimes)) {
       StageTimes t;
       std::memcpy(&t, p, sizeof t);
@@ -226,7 +336,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
     for (int64_t i = 0; i < c[1]; ++i, p += sizeof(PairTime)) {
       PairTime t;
       std::memcpy(&t, p, sizeof t);
-      pair_times.push_back(t);
+      (t.one_way_us >= 0 ? pair_times : sides).push_back(t);
     }
   }
   std::sort(pair_times.begin(), pair_times.end(),
@@ -234,7 +344,7 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
   std::vector<double> per_stage_layers(static_cast<size_t>(S));
   for (int32_t s = 0; s < S; ++s) per_stage_layers[static_cast<size_t>(s)] = cfg.layers_of(s);
   std::ostringstream o;
-  o << "{\"format\": \"schedrt.profile\", \"version\": 1, \"source\": " << json_quote(info.source)
+  o << "{\"format\": \"schedrt.profile\", \"version\": 2, \"source\": " << json_quote(info.source)
     << ", \"backend\": " << json_quote(backend.name()) << ", \"stage\": " << json_quote(cfg.stage)
     << ", \"dtype\": " << json_quote(to_string(cfg.dtype)) << ", \"hidden\": " << cfg.hidden
     << ", \"layers\": " << cfg.layers << ", \"layers_per_stage\": " << list(per_stage_layers)
@@ -249,6 +359,17 @@ int profile_rank(Backend& backend, const ProgramInfo& info, const RunOptions& op
     o << (i ? ", " : "") << "{\"ranks\": [" << pair_times[i].a << ", " << pair_times[i].b
       << "], \"one_way_us\": " << num(pair_times[i].one_way_us) << "}";
   o << "]";
+  // Version 2: what every compute action costs beyond its work (every rank's, averaged; the F, B
+  // and W above include its stage part) and every message at each end (both ends of every
+  // neighbouring pair, averaged).
+  double message = 0;
+  for (const PairTime& t : pair_times) message += t.side_us;
+  for (const PairTime& t : sides) message += t.side_us;
+  const size_t ends = pair_times.size() + sides.size();
+  const auto ranks_n = static_cast<double>(all.size());
+  o << ", \"action_overhead\": " << num((action_sum.executor + action_sum.stage) / ranks_n)
+    << ", \"stage_overhead\": " << num(action_sum.stage / ranks_n)
+    << ", \"message_overhead\": " << (ends == 0 ? "null" : num(message / static_cast<double>(ends)));
   if (cfg.stage == "mlp") {
     // Two FLOPs per multiply-add of the GEMMs; stage 0's B skips its first layer's input gradient.
     double gemm = 2.0 * cfg.batch * static_cast<double>(cfg.hidden) * cfg.hidden;

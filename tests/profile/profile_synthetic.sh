@@ -23,6 +23,16 @@ done
 for s in 0 1 2; do check B "$s" 8000; done
 check B 3 12000
 
+# Version 2 adds the executor's own cost per compute action and per message end: measured, so
+# positive, and far below a millisecond on any backend (tenths of a microsecond to microseconds).
+echo "$out" | grep -q '"version": 2,' || { echo "profile_synthetic: not version 2 of schedrt.profile" >&2; exit 1; }
+for key in action_overhead message_overhead; do
+  got=$(echo "$out" | sed -n "s/.*\"$key\": \([0-9.e+-]*\).*/\1/p")
+  awk -v g="$got" -v k="$key" 'BEGIN {
+    if (g == "" || !(g > 0) || g > 1000) { printf "profile_synthetic: %s = %s us, expected 0..1000 us\n", k, g > "/dev/stderr"; exit 1 }
+  }'
+done
+
 # --write on a `schedule = family ...` spec without a `backward` line (the family fills it in):
 # it was refused as "a bug in schedc" for every such spec.
 dir=$(mktemp -d)

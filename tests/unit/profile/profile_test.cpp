@@ -132,6 +132,51 @@ TEST_CASE("reading the executor's measurements") {
       R"({"format": "schedrt.profile", "version": 1, "F": [1, -1], "B": [1, 1], "W": [1, 1]})", 2, &error));
 }
 
+TEST_CASE("version 2: the executor's overheads join the block, and comm keeps the flight time only") {
+  std::string error;
+  auto m = profile::read_measured(
+      R"({"format": "schedrt.profile", "version": 2, "backend": "mpi", "stage": "synthetic", "F": [10, 10],
+          "B": [20, 20], "W": [5, 5], "FB": null, "comm": 7.5, "action_overhead": 0.25, "message_overhead": 1.5})",
+      2, &error);
+  REQUIRE(m);
+  CHECK(*m->action_overhead == 0.25);
+  CHECK(*m->message_overhead == 1.5);
+  CHECK(m->stage_overhead == 0);
+  std::string block = profile::format_cost_block(*m);
+  // One-way 7.5us, of which each end's 1.5us is charged to the actions at the ends.
+  CHECK(block.find("  comm = 4.5us\n  action_overhead = 0.25us\n  message_overhead = 1.5us\n}") != std::string::npos);
+  auto spec = parse("ranks = 2\nmicrobatches = 4\n" + block + "\n");
+  REQUIRE(spec);
+  CHECK(spec->problem.cost.action_overhead == 0.25);
+  CHECK(spec->problem.cost.message_overhead == 1.5);
+  // Ends that cost more than the measured one-way time leave no flight time, never a negative one.
+  m->comm = 2;
+  CHECK(profile::format_cost_block(*m).find("  comm = 0us\n") != std::string::npos);
+  // One rank: no message was timed, so neither comm nor message_overhead is written.
+  m->comm.reset();
+  m->message_overhead.reset();
+  block = profile::format_cost_block(*m);
+  CHECK(block.find("comm") == std::string::npos);
+  CHECK(block.find("message_overhead") == std::string::npos);
+  CHECK(block.find("  action_overhead = 0.25us\n") != std::string::npos);
+  // The stage's own cost per call is in F, B and W as measured and in action_overhead: the block
+  // counts it once, in the overhead.
+  auto staged = profile::read_measured(
+      R"({"format": "schedrt.profile", "version": 2, "F": [10, 10], "B": [20, 20], "W": [5, 5], "FB": [25, 25],
+          "comm": null, "action_overhead": 3, "stage_overhead": 2, "message_overhead": null})",
+      2, &error);
+  REQUIRE(staged);
+  CHECK(staged->stage_overhead == 2);
+  CHECK(profile::format_cost_block(*staged).find(
+            "  F = 8us\n  B = 18us\n  W = 3us\n  FB = 21us\n  action_overhead = 3us\n}") != std::string::npos);
+  CHECK_FALSE(profile::read_measured(
+      R"({"format": "schedrt.profile", "version": 2, "F": [1, 1], "B": [1, 1], "W": [1, 1], "action_overhead": -1})", 2,
+      &error));
+  CHECK(error == "`action_overhead` is not a non-negative number");
+  CHECK_FALSE(profile::read_measured(R"({"format": "schedrt.profile", "version": 3, "F": [1, 1]})", 2, &error));
+  CHECK(error == "the executor's profile is not `schedrt.profile` version 1 or 2");
+}
+
 TEST_CASE("the block replaces the spec's cost block and nothing else") {
   const std::string before = "# A spec.  cost { F = 9 } in a comment is not the block\nranks = 4\n";
   const std::string after = "\nmicrobatches = 8   # trailing comment\nschedule = solve { time_limit = 5 }\n"
