@@ -285,19 +285,24 @@ class Checker {
 
   // `comm`, `action_overhead`, `message_overhead`: one time for every link, action or message.
   void single(const ast::Entry& e, ir::Field field) {
-    double* slot = field == ir::Field::CostComm             ? &p_.cost.comm
-                   : field == ir::Field::CostActionOverhead ? &p_.cost.action_overhead
-                                                            : &p_.cost.message_overhead;
-    const char* what = field == ir::Field::CostComm             ? "one latency for every link"
-                       : field == ir::Field::CostActionOverhead ? "one overhead for every action"
-                                                                : "one overhead for every message";
+    struct Single {
+      ir::Field field;
+      double ir::CostModel::*slot;
+      const char* what;
+    };
+    static constexpr Single kSingles[] = {
+        {ir::Field::CostComm, &ir::CostModel::comm, "one latency for every link"},
+        {ir::Field::CostActionOverhead, &ir::CostModel::action_overhead, "one overhead for every action"},
+        {ir::Field::CostMessageOverhead, &ir::CostModel::message_overhead, "one overhead for every message"}};
+    const Single& x = *std::find_if(std::begin(kSingles), std::end(kSingles),
+                                    [&](const Single& c) { return c.field == field; });
     if (!e.value.is(Value::Kind::Number)) {
       cx_.report.error(DiagKind::WrongType, e.value.loc,
-                       "`" + std::string(ir::to_string(field)) + "` needs a number (" + what + "), got " +
+                       "`" + std::string(ir::to_string(field)) + "` needs a number (" + x.what + "), got " +
                            sema::describe(e.value));
       fail();
-    } else if (auto x = sema::to_quantity(cx_, e.value, field, Dimension::Time)) {
-      *slot = *x;
+    } else if (auto v = sema::to_quantity(cx_, e.value, field, Dimension::Time)) {
+      p_.cost.*x.slot = *v;
       cx_.spec.given[field] = e.value.loc;
     } else {
       fail();
