@@ -359,7 +359,7 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   out += "  info.ranks = " + std::to_string(R) + ";\n";
   out += "  info.stages = " + std::to_string(S) + ";\n";
   out += "  info.microbatches = " + std::to_string(pb.microbatches) + ";\n";
-  out += std::string("  info.bidirectional = ") + (pb.direction == Direction::Bidirectional ? "true" : "false") + ";\n";
+  out += "  info.directions = " + std::to_string(pb.num_directions()) + ";\n";
   out += "  info.stage_to_rank = kStageToRank;\n";
   out += "  info.cost_f = kCostF;\n  info.cost_b = kCostB;\n  info.cost_w = kCostW;\n";
   if (pb.cost.FB) out += "  info.cost_fb = kCostFB;\n";

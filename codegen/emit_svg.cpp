@@ -66,11 +66,12 @@ class Tint {
       chunk_[static_cast<size_t>(s)] = held[p.rank_of(0, ir::StageId(s)).index()]++;
   }
   bool lighter(ir::Action a) const {
-    if (p_.direction == ir::Direction::Bidirectional) return p_.direction_of(a.mb) == 1;
+    if (p_.directions > 1) return p_.direction_of(a.mb) % 2 == 1;
     return chunk_[a.stage.index()] % 2 == 1;
   }
   const char* legend() const {
-    if (p_.direction == ir::Direction::Bidirectional) return "lighter: direction 1";
+    if (p_.directions == 2) return "lighter: direction 1";
+    if (p_.directions > 2) return "lighter: odd directions";
     return p_.stages_per_rank == 2 ? "lighter: a rank's second stage" : "lighter: a rank's 2nd, 4th, ... stage";
   }
 
@@ -88,7 +89,7 @@ struct Box {
 
 std::vector<Box> build_boxes(const ir::Schedule& s, const ir::Timeline& t, const Tint& tint) {
   const ir::Problem& p = s.problem;
-  const bool stage = p.stages_per_rank > 1 || p.direction == ir::Direction::Bidirectional;
+  const bool stage = p.stages_per_rank > 1 || p.directions > 1;
   auto mb = [](ir::Action a) { return std::to_string(a.mb.value); };
   auto mb_stage = [&](ir::Action a) { return mb(a) + ".s" + std::to_string(a.stage.value); };
   std::vector<Box> boxes;
@@ -199,7 +200,8 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
                         std::to_string(p.stages_per_rank) + (p.stages_per_rank == 1 ? " stage" : " stages") +
                         " per rank (" + std::string(ir::to_string(p.placement)) + "), " +
                         std::to_string(p.microbatches) + (p.microbatches == 1 ? " microbatch, " : " microbatches, ") +
-                        (p.direction == ir::Direction::Single ? "single direction, " : "bidirectional, ") +
+                        (p.directions == 1 ? std::string("single direction, ")
+                                           : ir::direction_name(p.directions) + ", ") +
                         std::string(ir::to_string(p.backward)) + " backward";
   out += "<title>schedc schedule: " + escape(summary) + "</title>\n";
   out += "<style>\n"

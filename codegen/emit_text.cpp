@@ -40,7 +40,7 @@ std::string pad_right(const std::string& s, size_t width) {
   return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
-bool shows_stage(const ir::Problem& p) { return p.stages_per_rank > 1 || p.direction == ir::Direction::Bidirectional; }
+bool shows_stage(const ir::Problem& p) { return p.stages_per_rank > 1 || p.directions > 1; }
 
 std::string label_of(const ir::Problem& p, ir::Action a) {
   if (shows_stage(p)) return ir::format_action(a);
@@ -140,7 +140,7 @@ std::string header(const ir::Schedule& s, const ir::Timeline& t, const Grid& g) 
                     std::to_string(p.stages_per_rank) + (p.stages_per_rank == 1 ? " stage" : " stages") +
                     " per rank (" + std::string(ir::to_string(p.placement)) + "), " + std::to_string(p.microbatches) +
                     (p.microbatches == 1 ? " microbatch, " : " microbatches, ") +
-                    (p.direction == ir::Direction::Single ? "single direction, " : "bidirectional, ") +
+                    (p.directions == 1 ? std::string("single direction, ") : ir::direction_name(p.directions) + ", ") +
                     std::string(ir::to_string(p.backward)) + " backward\n";
   std::string unit = format_number(t.time(g.quantum));
   out += "one cell = " + unit + (unit == "1" ? " time unit" : " time units");

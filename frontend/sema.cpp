@@ -18,10 +18,10 @@ namespace {
 using ast::Value;
 using sema::Context;
 
-constexpr std::array<std::string_view, 17> kTopKeys = {
-    "ranks",  "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank", "backward", "objective",
-    "cost",   "memory",          "model",        "layer",     "embedding", "head",          "schedule", "expect",
-    "runtime"};
+constexpr std::array<std::string_view, 18> kTopKeys = {
+    "ranks",         "stages_per_rank", "microbatches", "direction", "directions", "placement",
+    "stage_to_rank", "backward",        "objective",    "cost",      "memory",     "model",
+    "layer",         "embedding",       "head",         "schedule",  "expect",     "runtime"};
 
 // Spellings from other tools (Megatron, DeepSpeed, torch.distributed.pipelining) and papers, and
 // keys that belong inside a block.
@@ -65,7 +65,8 @@ class Checker {
     stages_per_rank();
     int_field(ir::Field::Microbatches, p_.microbatches, 1, ir::kMaxMicrobatches,
               "the number of microbatches, e.g. `microbatches = 8`");
-    enum_field(ir::Field::Direction, p_.direction, ir::parse_direction, {"single", "bidirectional"});
+    enum_field(ir::Field::Direction, p_.directions, ir::parse_direction, {"single", "bidirectional"});
+    directions();
     enum_field(ir::Field::Placement, p_.placement, ir::parse_placement, {"looped", "vshape", "wave", "custom"});
     enum_field(ir::Field::Backward, p_.backward, ir::parse_backward, {"fused", "split", "mixed"});
     enum_field(ir::Field::Objective, p_.objective, ir::parse_objective, {"makespan", "max-span"});
@@ -158,6 +159,22 @@ class Checker {
     mark_given(field, v->loc);
   }
 
+  // `directions = k`: k pipelines over the same ranks (`direction` names 1 and 2); one of the two.
+  void directions() {
+    const ast::Stmt* s = find("directions");
+    if (!s) return;
+    if (const ast::Stmt* named = find("direction")) {
+      sema::duplicate(cx_, "the number of directions (`direction` or `directions`)", s->key.loc, named->key.loc);
+      return fail();
+    }
+    const Value* v = value_of(*s, "an integer");
+    if (!v) return;
+    auto x = sema::to_int(cx_, *v, "`directions`", 1, ir::kMaxDirections);
+    if (!x) return fail();
+    p_.directions = static_cast<int32_t>(*x);
+    mark_given(ir::Field::Direction, v->loc);
+  }
+
   template <class T>
   void enum_field(ir::Field field, T& out, std::optional<T> (*parse)(std::string_view),
                   std::initializer_list<std::string_view> allowed_list) {
@@ -168,8 +185,11 @@ class Checker {
     const Value* v = value_of(*s, "one of " + one_of(allowed));
     if (!v) return;
     if (!v->is(Value::Kind::Word)) {
-      cx_.report.error(DiagKind::WrongType, v->loc,
-                       quote(key) + " needs one of " + one_of(allowed) + ", got " + sema::describe(*v));
+      const bool count = field == ir::Field::Direction && v->is(Value::Kind::Number);
+      cx_.report.error(
+          DiagKind::WrongType, v->loc,
+          quote(key) + " needs one of " + one_of(allowed) + ", got " + sema::describe(*v) +
+              (count ? " (for any number of pipelines write `directions = " + std::string(v->text) + "`)" : ""));
       return fail();
     }
     auto parsed = parse(v->text);

@@ -483,15 +483,19 @@ class Importer {
     SourceLoc at;
   };
 
-  int32_t direction_of(bool bidirectional, ir::MbId mb) const {
-    return bidirectional && mb.value >= p_.microbatches / 2 ? 1 : 0;
+  // Microbatches split evenly between `dirs` directions, as ir::Problem::direction_of.
+  int32_t direction_of(int32_t dirs, ir::MbId mb) const {
+    const int32_t per = std::max(p_.microbatches / dirs, 1);
+    return std::min(mb.value / per, dirs - 1);
   }
 
   // The first row seen for each (direction, stage); later actions on another row are conflicts.
-  std::vector<std::vector<Seat>> seats(bool bidirectional, bool report) {
-    std::vector<std::vector<Seat>> seat(bidirectional ? 2 : 1, std::vector<Seat>(static_cast<size_t>(p_.num_stages())));
+  std::vector<std::vector<Seat>> seats(int32_t dirs, bool report) {
+    const bool several = dirs > 1;
+    std::vector<std::vector<Seat>> seat(static_cast<size_t>(dirs),
+                                        std::vector<Seat>(static_cast<size_t>(p_.num_stages())));
     for_each_action([&](int32_t row, Action a, SourceLoc at) {
-      int32_t dir = direction_of(bidirectional, a.mb);
+      int32_t dir = direction_of(dirs, a.mb);
       Seat& st = seat[static_cast<size_t>(dir)][a.stage.index()];
       if (st.row < 0) {
         st = Seat{row, at};
@@ -502,33 +506,33 @@ class Importer {
       if (report)
         error(DiagKind::WrongRank, at,
               backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but stage " +
-                  std::to_string(a.stage.value) + (bidirectional ? " (direction " + std::to_string(dir) + ")" : "") +
+                  std::to_string(a.stage.value) + (several ? " (direction " + std::to_string(dir) + ")" : "") +
                   " is already on rank " + std::to_string(st.row) + " (at " + std::to_string(st.at.line) + ":" +
                   std::to_string(st.at.col) + "); a stage runs on one rank" +
-                  (bidirectional ? " per direction" : " (two only in a bidirectional schedule, one per direction)"));
+                  (several ? " per direction" : " (two only in a bidirectional schedule, one per direction)"));
     });
     return seat;
   }
 
   void infer_direction_and_placement() {
-    bool bidirectional = false;
+    int32_t dirs = 1;
     if (is_given(Field::Direction)) {
-      bidirectional = base_.direction == ir::Direction::Bidirectional;
+      dirs = base_.directions;
     } else if (p_.microbatches % 2 == 0) {
       conflicts_ = false;
-      seats(false, false);
+      seats(1, false);
       if (conflicts_) {
         conflicts_ = false;
-        seats(true, false);
-        bidirectional = !conflicts_;
+        seats(2, false);
+        if (!conflicts_) dirs = 2;
       }
     }
-    p_.direction = bidirectional ? ir::Direction::Bidirectional : ir::Direction::Single;
-    if (bidirectional && p_.microbatches % 2 != 0) return;  // validate() reports it
+    p_.directions = dirs;
+    if (dirs < 1 || dirs > ir::kMaxDirections || p_.microbatches % dirs != 0) return;  // validate() reports it
     placement_given_ = is_given(Field::Placement) || is_given(Field::StageToRank);
     if (placement_given_) return;  // checked against the file once the problem is valid
     conflicts_ = false;
-    auto seat = seats(bidirectional, true);
+    auto seat = seats(dirs, true);
     if (conflicts_) return;
     for (ir::PlacementKind kind : {ir::PlacementKind::Looped, ir::PlacementKind::VShape, ir::PlacementKind::Wave}) {
       if (kind == ir::PlacementKind::VShape && p_.stages_per_rank != 2) continue;
@@ -548,7 +552,7 @@ class Importer {
       for (size_t s = 0; s < seat[d].size(); ++s) {
         if (seat[d][s].row < 0) {
           error(DiagKind::MissingAction, file_loc(),
-                "stage " + std::to_string(s) + (seat.size() == 2 ? " (direction " + std::to_string(d) + ")" : "") +
+                "stage " + std::to_string(s) + (seat.size() > 1 ? " (direction " + std::to_string(d) + ")" : "") +
                     " appears in no row, so its rank cannot be inferred (the placement is not looped, vshape or "
                     "wave)");
           continue;
@@ -575,7 +579,7 @@ class Importer {
       char& seen = reported[static_cast<size_t>(p_.direction_of(a.mb) * p_.num_stages()) + a.stage.index()];
       if (owner == row || seen) return;
       seen = 1;
-      std::string dir = p_.num_directions() == 2 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "";
+      std::string dir = p_.num_directions() > 1 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "";
       error(DiagKind::WrongRank, at,
             backtick(ir::torch_token(a)) + " is on rank " + std::to_string(row) + ", but placement `" +
                 std::string(ir::to_string(p_.placement)) + "` puts stage " + std::to_string(a.stage.value) + dir +

@@ -30,7 +30,9 @@ ojson problem_object(const Problem& p) {
   j["ranks"] = p.ranks;
   j["stages_per_rank"] = p.stages_per_rank;
   j["microbatches"] = p.microbatches;
-  j["direction"] = to_string(p.direction);
+  // Up to two directions by name (every version); more by count (version 4).
+  if (p.directions > 2) j["directions"] = p.directions;
+  else j["direction"] = direction_name(p.directions);
   j["placement"] = to_string(p.placement);
   if (p.placement == PlacementKind::Custom) j["stage_to_rank"] = p.stage_to_rank;
   j["backward"] = to_string(p.backward);
@@ -178,8 +180,8 @@ class Reader {
   std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
     size_t errors = found_;
     if (!expect_object(j, ptr,
-                       {"ranks", "stages_per_rank", "microbatches", "direction", "placement", "stage_to_rank",
-                        "backward", "cost", "memory", "objective", "units"}))
+                       {"ranks", "stages_per_rank", "microbatches", "direction", "directions", "placement",
+                        "stage_to_rank", "backward", "cost", "memory", "objective", "units"}))
       return std::nullopt;
     Problem p;
     for (const char* key : {"ranks", "microbatches"})
@@ -191,7 +193,15 @@ class Reader {
     int_key("ranks", p.ranks);
     int_key("stages_per_rank", p.stages_per_rank);
     int_key("microbatches", p.microbatches);
-    enum_key(j, "direction", ptr, p.direction, parse_direction, "`single` or `bidirectional`");
+    enum_key(j, "direction", ptr, p.directions, parse_direction, "`single` or `bidirectional`");
+    if (j.contains("directions")) {
+      if (j.contains("direction"))
+        error(ptr + "/directions", DiagKind::BadValue, "`directions` and `direction` both given: give one");
+      else if (version_ < 4)
+        error(ptr + "/directions", DiagKind::BadFormatVersion,
+              "`directions` needs version 4 of the format, the document says version " + std::to_string(version_));
+      else int_key("directions", p.directions);
+    }
     enum_key(j, "placement", ptr, p.placement, parse_placement, "`looped`, `vshape`, `wave` or `custom`");
     enum_key(j, "backward", ptr, p.backward, parse_backward, "`fused`, `split` or `mixed`");
     enum_key(j, "objective", ptr, p.objective, parse_objective, "`makespan` or `max-span`");
@@ -437,11 +447,12 @@ std::string provenance_json(const Provenance& p) { return json_line(provenance_o
 std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
-  // Version 2 adds the problem's `units` and `memory.static`, version 3 the cost's overheads; a
-  // document is written in the lowest version that holds it, so a problem without any of them is
-  // version 1, byte for byte what earlier releases wrote and read.
+  // Version 2 adds the problem's `units` and `memory.static`, version 3 the cost's overheads,
+  // version 4 `directions` (more than two); a document is written in the lowest version that holds
+  // it, so a problem without any of them is version 1, byte for byte what earlier releases wrote.
   const Problem& p = s.problem;
-  int version = p.cost.has_overheads()                                                    ? 3
+  int version = p.directions > 2                                                          ? 4
+                : p.cost.has_overheads()                                                  ? 3
                 : !p.time_unit.empty() || !p.memory_unit.empty() || p.has_static_memory() ? 2
                                                                                           : 1;
   out += "  \"version\": " + std::to_string(version) + ",\n";
@@ -534,12 +545,12 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
              "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
-  if (doc["version"] != 1 && doc["version"] != 2 && doc["version"] != 3) {
+  if (doc["version"] != 1 && doc["version"] != 2 && doc["version"] != 3 && doc["version"] != 4) {
     rd.error("/version", DiagKind::BadFormatVersion,
-             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`, `2` or `3`");
+             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`, `2`, `3` or `4`");
     return std::nullopt;
   }
-  rd.version_ = doc["version"] == 3 ? 3 : doc["version"] == 2 ? 2 : 1;
+  rd.version_ = doc["version"] == 4 ? 4 : doc["version"] == 3 ? 3 : doc["version"] == 2 ? 2 : 1;
   auto problem = rd.problem(doc["problem"], "/problem");
   if (!problem) return std::nullopt;
   Schedule s;

@@ -13,7 +13,6 @@ namespace schedc::ir {
 namespace {
 
 // Each enum's names, indexed by its value: what to_string writes and the parse_* functions read.
-constexpr std::array<std::string_view, 2> kDirectionNames = {"single", "bidirectional"};
 constexpr std::array<std::string_view, 4> kPlacementNames = {"looped", "vshape", "wave", "custom"};
 constexpr std::array<std::string_view, 3> kBackwardNames = {"fused", "split", "mixed"};
 constexpr std::array<std::string_view, 2> kObjectiveNames = {"makespan", "max-span"};
@@ -27,12 +26,20 @@ std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std
 
 }  // namespace
 
-std::string_view to_string(Direction d) { return kDirectionNames[static_cast<size_t>(d)]; }
+std::string direction_name(int32_t directions) {
+  if (directions == 1) return "single";
+  if (directions == 2) return "bidirectional";
+  return std::to_string(directions) + " directions";
+}
 std::string_view to_string(PlacementKind p) { return kPlacementNames[static_cast<size_t>(p)]; }
 std::string_view to_string(BackwardMode b) { return kBackwardNames[static_cast<size_t>(b)]; }
 std::string_view to_string(Objective o) { return kObjectiveNames[static_cast<size_t>(o)]; }
 
-std::optional<Direction> parse_direction(std::string_view s) { return parse_name<Direction>(kDirectionNames, s); }
+std::optional<int32_t> parse_direction(std::string_view s) {
+  if (s == "single") return 1;
+  if (s == "bidirectional") return 2;
+  return std::nullopt;
+}
 std::optional<PlacementKind> parse_placement(std::string_view s) {
   return parse_name<PlacementKind>(kPlacementNames, s);
 }
@@ -49,8 +56,23 @@ double PerStage::max() const {
 }
 
 int32_t Problem::direction_of(MbId mb) const {
-  if (direction == Direction::Single) return 0;
-  return mb.value < microbatches / 2 ? 0 : 1;
+  if (directions <= 1) return 0;
+  const int32_t per = std::max(microbatches / directions, 1);
+  return std::min(mb.value / per, directions - 1);
+}
+
+int32_t Problem::direction_rank(int32_t dir, int32_t r) const {
+  if (dir == 0) return r;
+  const int64_t pairs = (directions + 1) / 2;
+  r = static_cast<int32_t>((r + (dir / 2) * int64_t{ranks} / pairs) % ranks);
+  return dir % 2 == 1 ? ranks - 1 - r : r;
+}
+
+int32_t Problem::base_rank(int32_t dir, int32_t rank) const {
+  if (dir == 0) return rank;
+  const int64_t pairs = (directions + 1) / 2;
+  int32_t r = dir % 2 == 1 ? ranks - 1 - rank : rank;
+  return static_cast<int32_t>((r - (dir / 2) * int64_t{ranks} / pairs % ranks + ranks) % ranks);
 }
 
 RankId Problem::rank_of(int32_t dir, StageId stage) const {
@@ -65,8 +87,7 @@ RankId Problem::rank_of(int32_t dir, StageId stage) const {
       // Custom lists name the rank of every direction explicitly: no mirroring.
       return RankId(stage_to_rank[static_cast<size_t>(dir)][static_cast<size_t>(s)]);
   }
-  if (dir == 1) r = ranks - 1 - r;
-  return RankId(r);
+  return RankId(direction_rank(dir, r));
 }
 
 std::optional<double> Problem::stated_cap_of(RankId rank) const {
@@ -182,6 +203,12 @@ std::vector<ProblemError> validate(const Problem& p) {
   bool sizes_ok = range(Field::Ranks, p.ranks, 1, kMaxRanks);
   sizes_ok &= range(Field::StagesPerRank, p.stages_per_rank, 1, kMaxStagesPerRank);
   sizes_ok &= range(Field::Microbatches, p.microbatches, 1, kMaxMicrobatches);
+  if (p.directions < 1 || p.directions > kMaxDirections) {
+    out.push_back({Field::Direction, DiagKind::OutOfRange,
+                   "`directions` must be in 1.." + std::to_string(kMaxDirections) + ", got `" +
+                       std::to_string(p.directions) + "`"});
+    sizes_ok = false;
+  }
   if (!sizes_ok) return out;
   int64_t actions = int64_t{3} * p.microbatches * p.num_stages();
   if (actions > kMaxActions) {
@@ -196,9 +223,14 @@ std::vector<ProblemError> validate(const Problem& p) {
   if (p.placement == PlacementKind::Wave && p.stages_per_rank < 2)
     out.push_back({Field::StagesPerRank, DiagKind::BadValue,
                    "placement `wave` needs `stages_per_rank` >= 2, got `" + std::to_string(p.stages_per_rank) + "`"});
-  if (p.direction == Direction::Bidirectional && p.microbatches % 2 != 0)
+  if (p.directions == 2 && p.microbatches % 2 != 0)
     out.push_back({Field::Microbatches, DiagKind::BadValue,
                    "direction `bidirectional` needs an even number of microbatches, got `" +
+                       std::to_string(p.microbatches) + "`"});
+  else if (p.directions > 2 && p.microbatches % p.directions != 0)
+    out.push_back({Field::Microbatches, DiagKind::BadValue,
+                   "`directions` = " + std::to_string(p.directions) + " needs a number of microbatches divisible by " +
+                       std::to_string(p.directions) + " (an equal share per direction), got `" +
                        std::to_string(p.microbatches) + "`"});
   if (p.placement == PlacementKind::Custom) {
     size_t dirs = static_cast<size_t>(p.num_directions());

@@ -2,6 +2,7 @@
 // ir::Problem: what a pipeline schedule must solve (DESIGN.md section 3, normative). Ranks,
 // stages, microbatches, directions, placement, backward mode, costs, memory and objective.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,20 +17,21 @@ namespace schedc::ir {
 
 using RankId = StrongId<struct RankTag>;
 using StageId = StrongId<struct StageTag>;
-/// A microbatch index in 0..m-1 (for bidirectional problems 0..m/2-1 take direction 0).
+/// A microbatch index in 0..m-1 (with k directions, direction d takes d*m/k..(d+1)*m/k-1).
 using MbId = StrongId<struct MbTag>;
 
-enum class Direction { Single, Bidirectional };
 enum class PlacementKind { Looped, VShape, Wave, Custom };
 enum class BackwardMode { Fused, Split, Mixed };
 enum class Objective { Makespan, MaxSpan };
 
-std::string_view to_string(Direction d);
+/// `single` (1), `bidirectional` (2), or `k directions`.
+std::string direction_name(int32_t directions);
 std::string_view to_string(PlacementKind p);
 std::string_view to_string(BackwardMode b);
 /// "makespan" or "max-span" (the spelling of the language, the JSON format and the CLI).
 std::string_view to_string(Objective o);
-std::optional<Direction> parse_direction(std::string_view s);
+/// `single` -> 1, `bidirectional` -> 2 (the `direction` key's words; `directions = k` sets any k).
+std::optional<int32_t> parse_direction(std::string_view s);
 std::optional<PlacementKind> parse_placement(std::string_view s);
 std::optional<BackwardMode> parse_backward(std::string_view s);
 /// Accepts "makespan", "max-span" and "max_span".
@@ -80,7 +82,9 @@ struct Problem {
   int32_t ranks = 1;
   int32_t stages_per_rank = 1;
   int32_t microbatches = 1;
-  Direction direction = Direction::Single;
+  /// The number of pipelines over the same ranks (DESIGN section 3): 1 (`single`), 2
+  /// (`bidirectional`, as Chimera and DualPipe) or more; each holds its own replica of the stages.
+  int32_t directions = 1;
   PlacementKind placement = PlacementKind::Looped;
   /// Custom placement only: one stage -> rank list per direction.
   std::vector<std::vector<int32_t>> stage_to_rank;
@@ -96,11 +100,17 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 
   int32_t num_stages() const { return ranks * stages_per_rank; }
-  int32_t num_directions() const { return direction == Direction::Bidirectional ? 2 : 1; }
-  /// 0 for single-direction problems; for bidirectional ones microbatches m/2.. take direction 1.
+  int32_t num_directions() const { return directions; }
+  /// Microbatches split evenly: direction d takes d*m/k..(d+1)*m/k-1 (k = directions); 0 with one.
   int32_t direction_of(MbId mb) const;
-  /// The first microbatch of `direction`: 0, or m/2 for direction 1.
-  int32_t first_microbatch(int32_t direction) const { return direction == 0 ? 0 : microbatches / 2; }
+  /// The first microbatch of `direction`: direction * m/k.
+  int32_t first_microbatch(int32_t direction) const { return direction * (microbatches / std::max(directions, 1)); }
+  /// The rank that direction `dir` maps base rank `r` to (the placement's rank for direction 0):
+  /// the directions come in pairs, the second of a pair mirrored (rank pp-1-r), pair j rotated by
+  /// j*pp/ceil(k/2) ranks; with two directions, direction 1 mirrors direction 0 (Chimera).
+  int32_t direction_rank(int32_t dir, int32_t r) const;
+  /// The inverse: the base rank that direction `dir` maps to `rank`.
+  int32_t base_rank(int32_t dir, int32_t rank) const;
   /// The rank that runs `stage` for microbatches of `direction` (DESIGN section 3 placements).
   RankId rank_of(int32_t direction, StageId stage) const;
   RankId rank_of(MbId mb, StageId stage) const { return rank_of(direction_of(mb), stage); }
@@ -129,13 +139,14 @@ struct ProblemError {
 /// action and message overheads, the cap. `stages_per_rank = auto` solves these for v = 1, 2, 4.
 Problem with_stages_per_rank(const Problem& base, int32_t v);
 
-/// Checks ranges and consistency (e.g. `vshape` needs 2 stages per rank, bidirectional needs an
-/// even microbatch count, per-stage lists have one value per stage). Empty when valid.
+/// Checks ranges and consistency (e.g. `vshape` needs 2 stages per rank, k directions need a
+/// microbatch count divisible by k, per-stage lists have one value per stage). Empty when valid.
 std::vector<ProblemError> validate(const Problem& problem);
 
 /// Upper limits that keep every phase's memory bounded on hostile input.
 inline constexpr int32_t kMaxRanks = 1024;
 inline constexpr int32_t kMaxStagesPerRank = 64;
+inline constexpr int32_t kMaxDirections = 64;
 inline constexpr int32_t kMaxMicrobatches = 65536;
 inline constexpr int64_t kMaxActions = 4'000'000;
 /// Largest magnitude of a cost or memory value (bytes and nanoseconds of real models fit).

@@ -91,7 +91,7 @@ class Verifier {
         if (owner.value != r) {
           add(DiagKind::WrongRank, r, i, a,
               tok(a) + " is on rank " + std::to_string(r) + ", but stage " + std::to_string(a.stage.value) +
-                  (p_.num_directions() == 2 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "") +
+                  (p_.num_directions() > 1 ? " (direction " + std::to_string(p_.direction_of(a.mb)) + ")" : "") +
                   " belongs to rank " + std::to_string(owner.value));
           continue;
         }

@@ -204,7 +204,7 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
           int vpp = layout[0] - '0';
           p.stages_per_rank = vpp;
           if (layout.size() > 1 && layout[1] == 'V') p.placement = ir::PlacementKind::VShape;
-          if (layout.find("bi") != std::string::npos) p.direction = ir::Direction::Bidirectional;
+          if (layout.find("bi") != std::string::npos) p.directions = 2;
           double chunk = 1.0 / vpp;
           p.memory.F = ir::PerStage::of(chunk);
           p.memory.B = ir::PerStage::of(-chunk / 2);
@@ -351,7 +351,7 @@ int overlap_rows(const std::vector<int>& pps, const std::vector<int>& factors, d
             p.cost.comm = 0.1;
             p.cost.FB = ir::PerStage::of(fb);
             std::string family = layout == "bi" ? "dualpipe" : "dualpipev";
-            if (layout == "bi") p.direction = ir::Direction::Bidirectional;
+            if (layout == "bi") p.directions = 2;
             else p.stages_per_rank = 2, p.placement = ir::PlacementKind::VShape;
             Diagnostics d;
             auto fam = solver::generate_family(family, p, {}, SourceLoc{}, d);
@@ -395,7 +395,7 @@ int eval_rows(const std::vector<int>& pps, uint64_t evals) {
       p.cost.comm = 0.1;
       if (layout == "2V") p.stages_per_rank = 2, p.placement = ir::PlacementKind::VShape;
       if (layout == "4L") p.stages_per_rank = 4;
-      if (layout == "1bi") p.direction = ir::Direction::Bidirectional;
+      if (layout == "1bi") p.directions = 2;
       if (p.stages_per_rank > 1) {
         double per = 1.0 / p.stages_per_rank;
         p.memory.F = ir::PerStage::of(per);

@@ -278,30 +278,51 @@ void ContextImpl::finish_step() {
       buf.resize(st->gradient_bytes());
       st->reduce_gradients(mbs, buf.data());
     }
-  // Stage by stage in ascending order, so that every pair of ranks exchanges in the same order.
-  for (int32_t s = 0; s < S; ++s)
-    for (int32_t d = 0; d < info_.num_directions(); ++d) {
-      Stage* st = stage(d, s);
-      if (!st || st->gradient_bytes() == 0) continue;
-      std::vector<std::byte> mine = partial[static_cast<size_t>(d * S + s)];
-      if (!info_.bidirectional) {
-        final_grads_.emplace_back(s, std::move(mine));
-        continue;
-      }
-      int32_t peer = info_.rank_of(1 - d, s);
-      std::vector<std::byte> theirs;
-      if (peer == rank_) {
-        if (d == 1) continue;  // both replicas here: summed once, below, by direction 0
-        theirs = partial[static_cast<size_t>(S + s)];
-      } else {
-        theirs.resize(mine.size());
-        backend_.exchange(peer, mine.data(), theirs.data(), mine.size());
-      }
-      std::vector<std::byte> sum(mine.size());
-      if (d == 0) st->add_gradients(mine.data(), theirs.data(), sum.data());
-      else st->add_gradients(theirs.data(), mine.data(), sum.data());
-      if (d == 0) final_grads_.emplace_back(s, std::move(sum));
+  // Stage by stage in ascending order, and within a stage peer by peer in ascending rank order:
+  // every rank meets its peers in one global order of (stage, lower rank, higher rank), so the
+  // blocking exchanges cannot deadlock. Each pair of ranks holding replicas of a stage swaps the
+  // partial gradients of the replicas each holds (in direction order, padded to the larger
+  // count); every holder then sums all k in direction order, so all get the same bits.
+  const int32_t D = info_.num_directions();
+  for (int32_t s = 0; s < S; ++s) {
+    std::vector<int32_t> mine;  // the directions whose replica of s runs here
+    for (int32_t d = 0; d < D; ++d)
+      if (stage(d, s)) mine.push_back(d);
+    if (mine.empty()) continue;
+    Stage* st = stage(mine.front(), s);
+    const size_t bytes = st->gradient_bytes();
+    if (bytes == 0) continue;
+    if (D == 1) {
+      final_grads_.emplace_back(s, std::move(partial[static_cast<size_t>(s)]));
+      continue;
     }
+    std::vector<std::vector<std::byte>> part(static_cast<size_t>(D));
+    for (int32_t d : mine) part[static_cast<size_t>(d)] = std::move(partial[static_cast<size_t>(d * S + s)]);
+    std::vector<std::byte> packed(mine.size() * bytes);
+    for (size_t i = 0; i < mine.size(); ++i)
+      std::copy(part[static_cast<size_t>(mine[i])].begin(), part[static_cast<size_t>(mine[i])].end(),
+                packed.begin() + static_cast<std::ptrdiff_t>(i * bytes));
+    for (int32_t peer = 0; peer < info_.ranks; ++peer) {
+      if (peer == rank_) continue;
+      std::vector<int32_t> theirs;
+      for (int32_t d = 0; d < D; ++d)
+        if (info_.rank_of(d, s) == peer) theirs.push_back(d);
+      if (theirs.empty()) continue;
+      const size_t slots = std::max(mine.size(), theirs.size());
+      std::vector<std::byte> send(slots * bytes), recv(slots * bytes);
+      std::copy(packed.begin(), packed.end(), send.begin());
+      backend_.exchange(peer, send.data(), recv.data(), send.size());
+      for (size_t i = 0; i < theirs.size(); ++i)
+        part[static_cast<size_t>(theirs[i])].assign(recv.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+                                                    recv.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+    }
+    std::vector<std::byte> sum = std::move(part[0]), next(bytes);
+    for (int32_t d = 1; d < D; ++d) {
+      st->add_gradients(sum.data(), part[static_cast<size_t>(d)].data(), next.data());
+      std::swap(sum, next);
+    }
+    if (info_.rank_of(0, s) == rank_) final_grads_.emplace_back(s, std::move(sum));
+  }
 }
 
 void Context::forward(int32_t mb, int32_t stage) { impl_.forward(mb, stage); }

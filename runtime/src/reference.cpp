@@ -28,13 +28,13 @@ Reference run_reference(const ProgramInfo& info, const StageConfig& config) {
   for (int32_t s = 0; s < S; ++s) {
     Stage& st = *stages[static_cast<size_t>(s)];
     std::vector<std::byte> total(st.gradient_bytes());
-    std::vector<int32_t> mbs[2];
-    for (int32_t mb = 0; mb < m; ++mb) mbs[info.direction_of(mb)].push_back(mb);
+    std::vector<std::vector<int32_t>> mbs(static_cast<size_t>(info.num_directions()));
+    for (int32_t mb = 0; mb < m; ++mb) mbs[static_cast<size_t>(info.direction_of(mb))].push_back(mb);
     st.reduce_gradients(mbs[0], total.data());
-    if (info.bidirectional) {
-      std::vector<std::byte> second(total.size()), sum(total.size());
-      st.reduce_gradients(mbs[1], second.data());
-      st.add_gradients(total.data(), second.data(), sum.data());
+    for (size_t d = 1; d < mbs.size(); ++d) {
+      std::vector<std::byte> next(total.size()), sum(total.size());
+      st.reduce_gradients(mbs[d], next.data());
+      st.add_gradients(total.data(), next.data(), sum.data());
       total = std::move(sum);
     }
     ref.gradients.push_back(st.gradient_values(total.data()));

@@ -22,7 +22,7 @@ int rank_main(Backend& backend, const ProgramInfo& info, const RunOptions& optio
 
 /// Runs the whole model sequentially in this process (every microbatch through every stage, in
 /// microbatch order) and returns the loss and, per stage, the gradient summed in the canonical
-/// order: microbatches in ascending order, direction 0's sum plus direction 1's for bidirectional
+/// order: microbatches in ascending order, then the directions' sums in direction order (several directions)
 /// problems. This is what `--check` compares with.
 struct Reference {
   double loss = 0;

@@ -5,6 +5,11 @@
 // next actions is ready first; when both are, the one of the earlier microbatch (counted within
 // its direction), then the backward. With F = B+W this meets the paper's bubble ratio
 // (pp-2)/(2m+pp-2) at m = pp, and keeps a bubble of (pp-2)/2 (F+B+W) for larger m.
+//
+// With k directions (the paper's section on more than two pipelines), the pipelines come in
+// mirrored pairs, pair j rotated by j*pp/ceil(k/2) ranks (ir::Problem::direction_rank); every rank
+// holds one stage of each of the k pipelines, m/k microbatches each, and merges the k 1F1B orders
+// by the same rule.
 
 #include <algorithm>
 #include <vector>
@@ -36,14 +41,15 @@ std::optional<ir::Schedule> generate_chimera(const FamilyContext& cx) {
   const ir::Problem& p = cx.problem;
   ListScheduler ls(p, cx.deadline);
   for (int32_t r = 0; r < p.ranks; ++r)
-    for (int32_t dir = 0; dir < 2; ++dir) ls.add_stream(r, one_f_one_b(p, dir, stage_on(p, dir, r, 0)));
+    for (int32_t dir = 0; dir < p.num_directions(); ++dir)
+      ls.add_stream(r, one_f_one_b(p, dir, stage_on(p, dir, r, 0)));
   // Among ready actions: the earlier microbatch of its direction first, then a backward first.
-  const int64_t half = mbs_per_direction(p);
-  bool ok = ls.run([half](int32_t, const ListScheduler::Candidate& c, const ListScheduler::RankState&) {
-    int64_t k = c.action.mb.value % half;
+  const int64_t share = mbs_per_direction(p);
+  bool ok = ls.run([share](int32_t, const ListScheduler::Candidate& c, const ListScheduler::RankState&) {
+    int64_t k = c.action.mb.value % share;
     return std::optional<int64_t>(2 * k + (c.action.kind == ir::ActionKind::F ? 1 : 0));
   });
-  if (!ok) return ls.expired() ? std::nullopt : cx.internal("the two pipelines could not be merged");
+  if (!ok) return ls.expired() ? std::nullopt : cx.internal("the pipelines could not be merged");
   return ls.take();
 }
 

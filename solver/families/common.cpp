@@ -56,8 +56,8 @@ std::optional<int32_t> FamilyContext::int_param(std::string_view key, int32_t fa
 }
 
 int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t local) {
-  // Invert the placement of DESIGN section 3 (direction 1 mirrors the rank).
-  int32_t r = direction == 1 ? p.ranks - 1 - rank : rank;
+  // Invert the placement of DESIGN section 3 (the direction's mirror and rotation of the rank).
+  int32_t r = p.placement == ir::PlacementKind::Custom ? rank : p.base_rank(direction, rank);
   switch (p.placement) {
     case ir::PlacementKind::Looped: return local * p.ranks + r;
     case ir::PlacementKind::VShape: return local == 0 ? r : 2 * p.ranks - 1 - r;
@@ -74,9 +74,7 @@ int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t 
 
 int32_t mbs_per_direction(const ir::Problem& p) { return p.microbatches / p.num_directions(); }
 
-int32_t mb_of(const ir::Problem& p, int32_t direction, int32_t k) {
-  return direction == 0 ? k : p.microbatches / 2 + k;
-}
+int32_t mb_of(const ir::Problem& p, int32_t direction, int32_t k) { return p.first_microbatch(direction) + k; }
 
 OrderBuilder::OrderBuilder(const ir::Problem& p) {
   s_.problem = p;

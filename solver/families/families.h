@@ -23,7 +23,8 @@ struct FamilyInfo {
   std::string constraints;  // one line, e.g. "pp even, microbatches >= 2*pp, vpp = 1"
   std::string params;       // one line, e.g. "group_size (default pp)"; "" when none
   ir::BackwardMode backward = ir::BackwardMode::Fused;
-  ir::Direction direction = ir::Direction::Single;
+  int32_t directions = 1;       // the default number of directions
+  bool any_directions = false;  // takes any number of directions from 2 (Chimera)
   ir::PlacementKind placement = ir::PlacementKind::Looped;
   int32_t stages_per_rank = 1;  // 0: any
 };

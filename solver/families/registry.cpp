@@ -16,7 +16,6 @@ namespace {
 using fam::FamilyContext;
 using fam::Generator;
 using ir::BackwardMode;
-using ir::Direction;
 using ir::PlacementKind;
 
 struct Entry {
@@ -29,90 +28,97 @@ struct Entry {
 };
 
 FamilyInfo info(std::string name, std::string summary, std::string constraints, std::string params, BackwardMode b,
-                Direction d, PlacementKind pl, int32_t spr) {
+                int32_t d, PlacementKind pl, int32_t spr) {
   FamilyInfo f;
   f.name = std::move(name);
   f.summary = std::move(summary);
   f.constraints = std::move(constraints);
   f.params = std::move(params);
   f.backward = b;
-  f.direction = d;
+  f.directions = d;
   f.placement = pl;
   f.stages_per_rank = spr;
+  return f;
+}
+
+// Chimera and its generalisation: k 1F1B pipelines in pairs of mirrored directions (DESIGN 3).
+FamilyInfo chimera_info() {
+  FamilyInfo f = info("chimera",
+                      "Chimera (SC'21): mirrored 1F1B pipelines, one per direction (two, or `directions = k`), "
+                      "merged on every rank",
+                      "direction bidirectional or more, placement looped, vpp = 1, microbatches divisible by "
+                      "the directions",
+                      "", BackwardMode::Fused, 2, PlacementKind::Looped, 1);
+  f.any_directions = true;
   return f;
 }
 
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {info("gpipe", "all forwards, then all backwards in microbatch order (GPipe; PyTorch ScheduleGPipe)",
-            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
-            PlacementKind::Looped, 1),
+            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, 1, PlacementKind::Looped, 1),
        fam::generate_gpipe, 1, 1},
       {info("1f1b",
             "warm-up of pp-1-r forwards, then one forward one backward, then cool-down (PipeDream-Flush, "
             "Megatron, PyTorch Schedule1F1B)",
-            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, Direction::Single,
-            PlacementKind::Looped, 1),
+            "direction single, placement looped, vpp = 1", "", BackwardMode::Fused, 1, PlacementKind::Looped, 1),
        fam::generate_one_f_one_b, 1, 1},
       {info("interleaved-1f1b",
             "Megatron-Core's interleaved 1F1B over vpp model chunks per rank, microbatches taken in groups per chunk",
             "direction single, placement looped, vpp >= 2 (default 2)",
             "group_size: microbatches per chunk in Megatron-Core's schedule table (1..m; default pp, or the smallest "
             "divisor of m that is >= min(pp, m) when pp would deadlock)",
-            BackwardMode::Fused, Direction::Single, PlacementKind::Looped, 0),
+            BackwardMode::Fused, 1, PlacementKind::Looped, 0),
        fam::generate_interleaved_1f1b, 2, 2},
       {info("looped-bfs",
             "breadth-first looped schedule: every microbatch through each local stage in turn, then backwards in "
             "reverse (PyTorch ScheduleLoopedBFS)",
-            "direction single, placement looped, vpp >= 1 (default 2)", "", BackwardMode::Fused, Direction::Single,
+            "direction single, placement looped, vpp >= 1 (default 2)", "", BackwardMode::Fused, 1,
             PlacementKind::Looped, 0),
        fam::generate_looped_bfs, 2, 1},
       {info("zb-h1",
             "Zero Bubble ZB-H1: 1F1B with split backward, W passes deferred to fill the cool-down; "
             "1F1B's memory (PyTorch ScheduleInterleavedZeroBubble with one stage per rank)",
-            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
-            Direction::Single, PlacementKind::Looped, 1),
+            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split, 1,
+            PlacementKind::Looped, 1),
        fam::generate_zb_h1, 1, 1},
       {info("zb-h2", "Zero Bubble ZB-H2: up to 2pp-1 forwards in flight, W passes fill every gap (parallelogram)",
-            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split,
-            Direction::Single, PlacementKind::Looped, 1),
+            "direction single, placement looped, vpp = 1, backward split or mixed", "", BackwardMode::Split, 1,
+            PlacementKind::Looped, 1),
        fam::generate_zb_h2, 1, 1},
       {info("interleaved-zb",
             "interleaved zero bubble (ZB1P over vpp chunks, PyTorch ScheduleInterleavedZeroBubble), retimed for the "
             "problem's costs within that order's peak memory",
             "direction single, placement looped, vpp >= 2 (default 2), backward split or mixed", "",
-            BackwardMode::Split, Direction::Single, PlacementKind::Looped, 0),
+            BackwardMode::Split, 1, PlacementKind::Looped, 0),
        fam::generate_interleaved_zb, 2, 2},
       {info("zb-v",
             "Zero Bubble ZB-V: V-shaped placement, 2pp chunk activations, no bubble when F = B = W "
             "(PyTorch ScheduleZBVZeroBubble)",
-            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
-            Direction::Single, PlacementKind::VShape, 2),
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split, 1,
+            PlacementKind::VShape, 2),
        fam::generate_zb_v, 2, 2},
       {info("v-half", "V-Half (Pipeline Parallelism with Controllable Memory): about half of 1F1B's activations",
-            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
-            Direction::Single, PlacementKind::VShape, 2),
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split, 1,
+            PlacementKind::VShape, 2),
        fam::generate_v_half, 2, 2},
       {info("v-min", "V-Min (Pipeline Parallelism with Controllable Memory): about a third of 1F1B's activations",
-            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split,
-            Direction::Single, PlacementKind::VShape, 2),
+            "direction single, placement vshape, vpp = 2, backward split or mixed", "", BackwardMode::Split, 1,
+            PlacementKind::VShape, 2),
        fam::generate_v_min, 2, 2},
-      {info("chimera", "Chimera (SC'21): two mirrored 1F1B pipelines, one per direction, merged on every rank",
-            "direction bidirectional, placement looped, vpp = 1, microbatches even", "", BackwardMode::Fused,
-            Direction::Bidirectional, PlacementKind::Looped, 1),
-       fam::generate_chimera, 1, 1},
+      {chimera_info(), fam::generate_chimera, 1, 1},
       {info("dualpipe",
             "DeepSeek DualPipe: bidirectional, overlapped F&B units in the steady phase, zero-bubble W "
             "passes at the edges",
             "direction bidirectional, placement looped, vpp = 1, pp even, microbatches even and >= 2*pp, backward "
             "mixed or split",
-            "", BackwardMode::Mixed, Direction::Bidirectional, PlacementKind::Looped, 1),
+            "", BackwardMode::Mixed, 2, PlacementKind::Looped, 1),
        fam::generate_dualpipe, 1, 1, true, 2},
       {info("dualpipev",
             "DeepSeek DualPipeV (\"cut-in-half\" DualPipe): V-shaped, overlapped F&B units "
             "(PyTorch ScheduleDualPipeV)",
             "direction single, placement vshape, vpp = 2, microbatches >= 2*pp, backward mixed or split", "",
-            BackwardMode::Mixed, Direction::Single, PlacementKind::VShape, 2),
+            BackwardMode::Mixed, 1, PlacementKind::VShape, 2),
        fam::generate_dualpipev, 2, 2, false, 2},
   };
   return t;
@@ -137,12 +143,17 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
     cx.constraint(msg);
     ok = false;
   };
-  bool odd_for_two_directions = f.direction == Direction::Bidirectional && p.microbatches % 2 != 0;
+  const bool directions_ok = p.directions == f.directions || (f.any_directions && p.directions >= 2);
+  bool odd_for_two_directions = f.directions == 2 && p.directions <= 2 && p.microbatches % 2 != 0;
   if (odd_for_two_directions)
     fail("an even number of microbatches (half flow in each direction), got " +
          backtick(std::to_string(p.microbatches)));
-  else if (p.direction != f.direction)
-    fail("direction " + backtick(ir::to_string(f.direction)) + ", got " + backtick(ir::to_string(p.direction)));
+  else if (directions_ok && p.directions > 2 && p.microbatches % p.directions != 0)
+    fail("a number of microbatches divisible by the " + std::to_string(p.directions) +
+         " directions (an equal share each), got " + backtick(std::to_string(p.microbatches)));
+  else if (!directions_ok)
+    fail("direction " + backtick(ir::direction_name(f.directions)) + (f.any_directions ? " or more" : "") + ", got " +
+         backtick(ir::direction_name(p.directions)));
   // A wrong vpp kept the default `looped` placement (apply_family_defaults); report the vpp alone.
   bool vpp_wrong = f.stages_per_rank > 0 && p.stages_per_rank != f.stages_per_rank;
   bool placement_follows = vpp_wrong && p.placement == PlacementKind::Looped && f.placement == PlacementKind::VShape;
@@ -227,8 +238,8 @@ void apply_family_defaults(const FamilyInfo& family, const std::vector<ir::Field
   // A default is applied only where it keeps the problem valid with the fields the user set, so
   // that a field the family cannot use reaches generate_family and is reported as its constraint.
   if (!has(given, ir::Field::Backward)) p.backward = family.backward;
-  if (!has(given, ir::Field::Direction) && !(family.direction == Direction::Bidirectional && p.microbatches % 2 != 0))
-    p.direction = family.direction;
+  if (!has(given, ir::Field::Direction) && !(family.directions == 2 && p.microbatches % 2 != 0))
+    p.directions = family.directions;
   bool vpp_given = has(given, ir::Field::StagesPerRank);
   if (!has(given, ir::Field::Placement) && !has(given, ir::Field::StageToRank)) {
     bool vpp_conflict = vpp_given && family.stages_per_rank > 0 && p.stages_per_rank != family.stages_per_rank;

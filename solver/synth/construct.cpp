@@ -72,8 +72,8 @@ bool same_shape(const ir::Problem& a, const ir::Problem& b, std::string* why) {
     return differ("stages per rank", to_string(a.stages_per_rank), to_string(b.stages_per_rank));
   if (a.microbatches != b.microbatches)
     return differ("microbatches", to_string(a.microbatches), to_string(b.microbatches));
-  if (a.direction != b.direction)
-    return differ("direction", std::string(ir::to_string(a.direction)), std::string(ir::to_string(b.direction)));
+  if (a.directions != b.directions)
+    return differ("direction", ir::direction_name(a.directions), ir::direction_name(b.directions));
   if (a.backward != b.backward)
     return differ("backward", std::string(ir::to_string(a.backward)), std::string(ir::to_string(b.backward)));
   // The stage-to-rank map decides which orders are valid, whatever the placement is called.
@@ -115,8 +115,9 @@ bool within_caps(const ir::Schedule& s, const ir::Problem& p) {
 
 bool native_family(const FamilyInfo& f, const ir::Problem& p) {
   bool split_like = p.backward != ir::BackwardMode::Fused;
-  return (f.backward != ir::BackwardMode::Fused) == split_like && f.direction == p.direction &&
-         f.placement == p.placement && (f.stages_per_rank == 0 || f.stages_per_rank == p.stages_per_rank);
+  return (f.backward != ir::BackwardMode::Fused) == split_like &&
+         (f.directions == p.directions || (f.any_directions && p.directions >= 2)) && f.placement == p.placement &&
+         (f.stages_per_rank == 0 || f.stages_per_rank == p.stages_per_rank);
 }
 }  // namespace
 
@@ -314,7 +315,7 @@ void Search::collect_incumbents() {
 // 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
 // up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
 void Search::steady_state() {
-  if (p_.direction != ir::Direction::Single || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
+  if (p_.directions != 1 || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
   if (stopped() || !best_ || best_->value <= lower_ + 1e-9) return;
   const int32_t base = 4 * p_.ranks;
   if (p_.microbatches < 2 * base) return;

@@ -50,7 +50,7 @@ std::vector<ir::Field> unsat_core_fields(const ir::Problem& p, int32_t rank, int
   using ir::ActionKind;
   const bool fused = p.backward == ir::BackwardMode::Fused;
   std::vector<ir::Action> acts;
-  const int32_t mb = direction == 0 ? 0 : p.microbatches / 2;
+  const int32_t mb = p.first_microbatch(direction);
   for (int32_t st = 0; st < p.num_stages(); ++st) {
     if (p.rank_of(direction, ir::StageId(st)).value != rank) continue;
     acts.push_back(ir::F(mb, st));

@@ -128,7 +128,7 @@ std::vector<GreedyVariant> zb_variants(const Instance& inst) {
       admit.push_back(unique[k]);
       admit.back().admission = true;
     }
-    const bool two_directions = p.direction == ir::Direction::Bidirectional;
+    const bool two_directions = p.directions > 1;
     const size_t at = two_directions ? std::min<size_t>(12, unique.size()) : unique.size();
     unique.insert(unique.begin() + static_cast<long>(at), admit.begin(), admit.end());
   }

@@ -23,8 +23,7 @@ std::optional<ir::Schedule> extend_periodic(const ir::Schedule& small_in, const 
   const ir::Problem& sp = small_in.problem;
   if (period <= 0 || big.microbatches <= sp.microbatches || (big.microbatches - sp.microbatches) % period != 0)
     return std::nullopt;
-  if (sp.direction != ir::Direction::Single || sp.backward == ir::BackwardMode::Mixed || small_in.has_overlap())
-    return std::nullopt;
+  if (sp.directions != 1 || sp.backward == ir::BackwardMode::Mixed || small_in.has_overlap()) return std::nullopt;
   const ir::Schedule small = in_microbatch_order(small_in);
   ir::SimResult sim = ir::simulate(small);
   if (!sim.timeline) return std::nullopt;

@@ -57,7 +57,7 @@ inline void set_memory(ir::Problem& p, double F, double B, double W) {
 /// bidirectional problems of the capped grid.
 inline ir::Problem two_directions(int pp, int m) {
   ir::Problem p = problem(pp, m, ir::BackwardMode::Split, 2, 2, 1);
-  p.direction = ir::Direction::Bidirectional;
+  p.directions = 2;
   p.cost.comm = 0.1;
   set_memory(p, 1, -0.5, -0.5);
   return p;

@@ -35,9 +35,12 @@ inline ir::Problem random_problem(Rng& rng, const RandomProblemOptions& o = {}) 
     case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
     default: p.placement = PlacementKind::Wave, p.stages_per_rank = uniform(rng, 2, 3); break;
   }
-  p.direction = uniform(rng, 0, 3) == 0 ? Direction::Bidirectional : Direction::Single;
+  // One direction mostly, two often, three or four (pairs rotated) now and then.
+  const int dir_pick = uniform(rng, 0, 7);
+  p.directions = dir_pick < 2 ? 2 : dir_pick == 2 ? uniform(rng, 3, 4) : 1;
   p.microbatches = uniform(rng, 1, o.max_microbatches);
-  if (p.direction == Direction::Bidirectional) p.microbatches = 2 * uniform(rng, 1, (o.max_microbatches + 1) / 2);
+  if (p.directions > 1)
+    p.microbatches = p.directions * uniform(rng, 1, std::max(1, (o.max_microbatches + 1) / p.directions));
   p.backward = static_cast<BackwardMode>(uniform(rng, 0, 2));
   p.cost.F = PerStage::of(uniform(rng, 1, 3));
   p.cost.B = PerStage::of(uniform(rng, 1, 3));
@@ -187,7 +190,7 @@ inline ir::Problem bidirectional_mixed(int pp, int m) {
   ir::Problem p;
   p.ranks = pp;
   p.microbatches = m;
-  p.direction = ir::Direction::Bidirectional;
+  p.directions = 2;
   p.backward = ir::BackwardMode::Mixed;
   p.cost.comm = 0.1;
   return p;
@@ -251,10 +254,10 @@ inline ir::Problem random_wide_problem(Rng& rng, const WideProblemOptions& o = {
     case 2: p.placement = PlacementKind::Wave, p.stages_per_rank = uniform(rng, 2, std::max(2, o.max_vpp)); break;
     default: p.placement = PlacementKind::Custom, p.stages_per_rank = uniform(rng, 1, o.max_vpp); break;
   }
-  p.direction = uniform(rng, 0, 2) == 0 ? Direction::Bidirectional : Direction::Single;
+  const int dir_pick = uniform(rng, 0, 5);
+  p.directions = dir_pick < 2 ? 2 : dir_pick == 2 ? uniform(rng, 3, 4) : 1;
   p.microbatches = uniform(rng, 1, o.max_microbatches);
-  if (p.direction == Direction::Bidirectional)
-    p.microbatches = 2 * uniform(rng, 1, std::max(1, o.max_microbatches / 2));
+  if (p.directions > 1) p.microbatches = p.directions * uniform(rng, 1, std::max(1, o.max_microbatches / p.directions));
   detail::random_custom_map(p, rng);
   p.backward = detail::random_backward(rng);
   const int S = p.num_stages();

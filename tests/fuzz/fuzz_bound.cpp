@@ -57,8 +57,9 @@ Problem decode(Bytes& in) {
     case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
     default: p.placement = PlacementKind::Wave, p.stages_per_rank = 2 + in.pick(3); break;
   }
-  p.direction = in.pick(4) == 0 ? Direction::Bidirectional : Direction::Single;
-  p.microbatches = p.direction == Direction::Bidirectional ? 2 * (1 + in.pick(4)) : 1 + in.pick(8);
+  const int dir_pick = in.pick(8);
+  p.directions = dir_pick < 2 ? 2 : dir_pick == 2 ? 3 + in.pick(2) : 1;
+  p.microbatches = p.directions > 1 ? p.directions * (1 + in.pick(4)) : 1 + in.pick(8);
   p.backward = static_cast<BackwardMode>(in.pick(3));
   const int S = p.num_stages();
   p.cost.F = costs(in, S, kCosts);

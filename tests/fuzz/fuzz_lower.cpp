@@ -72,8 +72,9 @@ Problem decode(Bytes& in) {
     case 2: p.placement = PlacementKind::Wave, p.stages_per_rank = 2 + in.pick(3); break;
     default: p.placement = PlacementKind::Custom, p.stages_per_rank = 1 + pick_size(in, 4); break;
   }
-  p.direction = in.pick(4) == 0 ? Direction::Bidirectional : Direction::Single;
-  p.microbatches = p.direction == Direction::Bidirectional ? 2 * (1 + pick_size(in, 8)) : 1 + pick_size(in, 16);
+  const int dir_pick = in.pick(8);
+  p.directions = dir_pick < 2 ? 2 : dir_pick == 2 ? 3 + in.pick(2) : 1;
+  p.microbatches = p.directions > 1 ? p.directions * (1 + pick_size(in, 8)) : 1 + pick_size(in, 16);
   if (p.placement == PlacementKind::Custom)
     for (int d = 0; d < p.num_directions(); ++d) {
       std::vector<int32_t> map;

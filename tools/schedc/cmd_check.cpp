@@ -40,7 +40,7 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   const ir::Problem& p = spec.problem;
   std::ostringstream os;
   os << path << ": ok: " << p.ranks << " ranks x " << p.stages_per_rank << " stages, " << p.microbatches
-     << " microbatches, " << ir::to_string(p.direction) << ", " << ir::to_string(p.placement) << ", backward "
+     << " microbatches, " << ir::direction_name(p.directions) << ", " << ir::to_string(p.placement) << ", backward "
      << ir::to_string(p.backward);
   if (!p.time_unit.empty()) os << ", times in " << p.time_unit;
   if (!p.memory_unit.empty()) os << ", memory in " << p.memory_unit;

@@ -17,8 +17,8 @@ std::string families_text() {
   for (const solver::FamilyInfo& f : solver::families()) {
     os << f.name << "\n";
     os << "    " << f.summary << "\n";
-    os << "    backward " << ir::to_string(f.backward) << ", " << ir::to_string(f.direction) << ", placement "
-       << ir::to_string(f.placement) << ", stages per rank "
+    os << "    backward " << ir::to_string(f.backward) << ", " << ir::direction_name(f.directions)
+       << (f.any_directions ? " (or more)" : "") << ", placement " << ir::to_string(f.placement) << ", stages per rank "
        << (f.stages_per_rank == 0 ? std::string("any") : std::to_string(f.stages_per_rank)) << "\n";
     os << "    constraints: " << f.constraints << "\n";
     if (!f.params.empty()) os << "    parameters: " << f.params << "\n";
@@ -34,7 +34,7 @@ std::string families_json() {
     j["name"] = f.name;
     j["summary"] = f.summary;
     j["backward"] = std::string(ir::to_string(f.backward));
-    j["direction"] = std::string(ir::to_string(f.direction));
+    j["direction"] = ir::direction_name(f.directions);
     j["placement"] = std::string(ir::to_string(f.placement));
     j["stages_per_rank"] = f.stages_per_rank == 0 ? ojson(nullptr) : ojson(f.stages_per_rank);
     j["constraints"] = f.constraints;

@@ -108,6 +108,14 @@ bool set_enum(const std::optional<std::string>& text, const char* flag, std::opt
   return true;
 }
 
+// `--direction`: `single`, `bidirectional` or a number of directions (range-checked by validate).
+std::optional<int32_t> parse_direction_flag(std::string_view s) {
+  if (auto named = ir::parse_direction(s)) return named;
+  std::optional<double> x = parse_number(s);
+  if (!x || *x != std::floor(*x) || std::abs(*x) > 1e9) return std::nullopt;
+  return static_cast<int32_t>(*x);
+}
+
 }  // namespace
 
 CLI::Validator number_in(double lo, double hi) {
@@ -129,7 +137,8 @@ void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--pp", pp, "number of ranks (pipeline stages' devices)")->group("Problem");
   cmd.add_option("--vpp", vpp, "stages per rank, or `auto` (try 1, 2 and 4 with --solve)")->group("Problem");
   cmd.add_option("--microbatches,-m", microbatches, "number of microbatches")->group("Problem");
-  cmd.add_option("--direction", direction, "single | bidirectional")->group("Problem");
+  cmd.add_option("--direction", direction, "single | bidirectional | K (K pipelines, as `directions = K`)")
+      ->group("Problem");
   cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
   cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
   cmd.add_option("--cost", cost,
@@ -181,7 +190,8 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     mark(Field::StagesPerRank, "--vpp");
   }
   if (microbatches) p.microbatches = *microbatches, mark(Field::Microbatches, "--microbatches");
-  if (!set_enum(direction, "--direction", ir::parse_direction, "`single` or `bidirectional`", p.direction, error) ||
+  if (!set_enum(direction, "--direction", parse_direction_flag, "`single`, `bidirectional` or a number of directions",
+                p.directions, error) ||
       !set_enum(placement, "--placement", ir::parse_placement, "`looped`, `vshape` or `wave`", p.placement, error) ||
       !set_enum(backward, "--backward", ir::parse_backward, "`fused`, `split` or `mixed`", p.backward, error) ||
       !set_enum(objective, "--objective", ir::parse_objective, "`makespan` or `max-span`", p.objective, error))

@@ -70,8 +70,9 @@ class ContextImpl {
   // --- the step around the program (used by the runner) ---
   /// Clears the step's state; `t0` is the step's common start.
   void begin_step(std::chrono::steady_clock::time_point t0);
-  /// After the program: sums microbatch gradients in microbatch order, then replicas' partial
-  /// gradients between the two ranks that hold a stage (bidirectional schedules).
+  /// After the program: sums microbatch gradients in microbatch order, then the partial gradients
+  /// of a stage's replicas (one per direction) in direction order, exchanged between the ranks
+  /// that hold them (two or more directions).
   void finish_step();
 
   int32_t rank() const { return rank_; }

@@ -47,8 +47,9 @@ struct ProgramInfo {
   int32_t ranks = 1;
   int32_t stages = 1;
   int32_t microbatches = 1;
-  bool bidirectional = false;
-  /// stage_to_rank[direction * stages + stage]; one direction unless bidirectional.
+  /// The number of pipelines (1 single, 2 bidirectional, or more); microbatches split evenly.
+  int32_t directions = 1;
+  /// stage_to_rank[direction * stages + stage], for every direction.
   const int32_t* stage_to_rank = nullptr;
   /// Per-stage costs in the problem's time units; cost_fb may be nullptr (an overlapped unit then
   /// costs F + B).
@@ -69,8 +70,12 @@ struct ProgramInfo {
   const RankTable* tables = nullptr;  // may be nullptr: no interpreter
   RunDefaults defaults;
 
-  int32_t num_directions() const { return bidirectional ? 2 : 1; }
-  int32_t direction_of(int32_t mb) const { return bidirectional && mb >= microbatches / 2 ? 1 : 0; }
+  int32_t num_directions() const { return directions; }
+  int32_t direction_of(int32_t mb) const {
+    if (directions <= 1) return 0;
+    const int32_t per = microbatches / directions > 0 ? microbatches / directions : 1;
+    return mb / per < directions - 1 ? mb / per : directions - 1;
+  }
   int32_t rank_of(int32_t direction, int32_t stage) const { return stage_to_rank[direction * stages + stage]; }
 };
 

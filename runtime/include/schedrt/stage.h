@@ -77,7 +77,7 @@ class Stage {
   /// (a left fold), so that the result does not depend on the order the schedule ran them in.
   virtual void reduce_gradients(const std::vector<int32_t>& /*mbs*/, void* /*out*/) const {}
   /// out = a + b, elementwise (the sum of two replicas' partial gradients, a from direction 0);
-  /// the replica exchange of bidirectional schedules sends gradient_bytes() of `out` as is.
+  /// the replica exchange of schedules with several directions sends gradient_bytes() of `out` as is.
   virtual void add_gradients(const void* /*a*/, const void* /*b*/, void* /*out*/) const {}
   /// A gradient buffer (host memory, gradient_bytes() long) as doubles, for --check.
   virtual std::vector<double> gradient_values(const void* /*grads*/) const { return {}; }

@@ -225,7 +225,7 @@ struct Program {
     info.ranks = R;
     info.stages = S;
     info.microbatches = m;
-    info.bidirectional = pb.direction == ir::Direction::Bidirectional;
+    info.directions = pb.num_directions();
     info.stage_to_rank = stage_to_rank.data();
     info.cost_f = info.cost_b = info.cost_w = cost.data();
     info.simulated_makespan = 1;

@@ -53,7 +53,7 @@ TEST_CASE("defaults fill the fields the user left open") {
     CHECK(p.stages_per_rank == 2);
     CHECK(p.placement == PlacementKind::VShape);
     CHECK(p.backward == BackwardMode::Split);
-    CHECK(p.direction == Direction::Single);
+    CHECK(p.directions == 1);
   }
   SUBCASE("interleaved-1f1b: vpp 2 by default, the user's vpp kept") {
     CHECK(family_problem("interleaved-1f1b", 4, 8).stages_per_rank == 2);
@@ -65,7 +65,7 @@ TEST_CASE("defaults fill the fields the user left open") {
   }
   SUBCASE("dualpipe: bidirectional and mixed; a user's split backward kept") {
     Problem p = family_problem("dualpipe", 4, 8);
-    CHECK(p.direction == Direction::Bidirectional);
+    CHECK(p.directions == 2);
     CHECK(p.backward == BackwardMode::Mixed);
     Problem base;
     base.backward = BackwardMode::Split;
@@ -94,7 +94,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   }
   SUBCASE("a bidirectional family with an odd m") {
     Problem p = family_problem("chimera", 4, 5);
-    CHECK(p.direction == Direction::Single);  // not forced, so that the family reports it
+    CHECK(p.directions == 1);  // not forced, so that the family reports it
     Generated g = generate("chimera", p);
     CHECK(g.diags.has_error_of_kind(DiagKind::FamilyConstraint));
     CHECK(mentions(g, "an even number of microbatches"));
@@ -135,7 +135,7 @@ TEST_CASE("a broken family constraint is a family-constraint error naming the fa
   }
   SUBCASE("gpipe is single-direction") {
     Problem base;
-    base.direction = Direction::Bidirectional;
+    base.directions = 2;
     Generated g = generate("gpipe", family_problem("gpipe", 4, 8, {ir::Field::Direction}, base));
     CHECK(mentions(g, "direction `single`, got `bidirectional`"));
   }

@@ -10,14 +10,14 @@
 namespace schedc::test {
 
 ir::Problem problem(int32_t pp, int32_t vpp, int32_t m, ir::PlacementKind placement, ir::BackwardMode backward,
-                    ir::Direction direction) {
+                    int32_t directions) {
   ir::Problem p;
   p.ranks = pp;
   p.stages_per_rank = vpp;
   p.microbatches = m;
   p.placement = placement;
   p.backward = backward;
-  p.direction = direction;
+  p.directions = directions;
   return p;
 }
 

@@ -11,8 +11,7 @@ namespace schedc::test {
 
 /// A problem from the few fields tests vary; the rest keep their defaults.
 ir::Problem problem(int32_t pp, int32_t vpp, int32_t m, ir::PlacementKind placement = ir::PlacementKind::Looped,
-                    ir::BackwardMode backward = ir::BackwardMode::Split,
-                    ir::Direction direction = ir::Direction::Single);
+                    ir::BackwardMode backward = ir::BackwardMode::Split, int32_t directions = 1);
 
 /// A valid schedule of `p` (mixed: even microbatches fused, odd ones split). With `overlap`, every
 /// adjacent forward/backward pair that keeps the schedule valid becomes an overlapped unit.

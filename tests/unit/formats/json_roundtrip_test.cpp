@@ -11,7 +11,6 @@ namespace schedc {
 namespace {
 
 using ir::BackwardMode;
-using ir::Direction;
 using ir::PlacementKind;
 
 // Writes `s`, reads it back and writes again; both texts and the schedules must be equal.
@@ -53,7 +52,7 @@ TEST_CASE("json round trip: custom placement, single and bidirectional") {
   ir::Problem p = test::problem(2, 2, 4, PlacementKind::Custom);
   p.stage_to_rank = {{1, 0, 0, 1}};
   check_round_trip(test::greedy_schedule(p));
-  p.direction = Direction::Bidirectional;
+  p.directions = 2;
   p.stage_to_rank = {{1, 0, 0, 1}, {0, 1, 1, 0}};
   check_round_trip(test::greedy_schedule(p));
 }
@@ -71,10 +70,8 @@ TEST_CASE("json round trip: per-stage costs, comm, per-rank cap, max-span object
 }
 
 TEST_CASE("json round trip: bidirectional looped and vshape") {
-  check_round_trip(test::greedy_schedule(
-      test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional)));
-  check_round_trip(test::greedy_schedule(
-      test::problem(2, 2, 4, PlacementKind::VShape, BackwardMode::Split, Direction::Bidirectional), true));
+  check_round_trip(test::greedy_schedule(test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, 2)));
+  check_round_trip(test::greedy_schedule(test::problem(2, 2, 4, PlacementKind::VShape, BackwardMode::Split, 2), true));
 }
 
 TEST_CASE("json round trip: a hand-written overlapped unit on one rank") {

@@ -111,8 +111,7 @@ TEST_CASE("perfetto: an overlapped unit is one FB event") {
 }
 
 TEST_CASE("perfetto: output is deterministic") {
-  ir::Problem p = test::problem(3, 1, 6, ir::PlacementKind::Looped, ir::BackwardMode::Mixed,
-                                ir::Direction::Bidirectional);
+  ir::Problem p = test::problem(3, 1, 6, ir::PlacementKind::Looped, ir::BackwardMode::Mixed, 2);
   p.cost.comm = 1;
   ir::Schedule s = test::greedy_schedule(p);
   ir::Timeline t = test::timeline(s);

@@ -107,7 +107,7 @@ TEST_CASE("svg: large V-shape schedule keeps the scale and stays within bounds")
 
 TEST_CASE("svg: bidirectional and overlapped schedules") {
   ir::Schedule bi = test::greedy_schedule(
-      test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused, ir::Direction::Bidirectional));
+      test::problem(4, 1, 8, ir::PlacementKind::Looped, ir::BackwardMode::Fused, 2));
   ir::Timeline tb = test::timeline(bi);
   std::string svg = codegen::emit_svg(bi, tb);
   check_positions(bi, tb, boxes_of(svg));

@@ -16,7 +16,6 @@ namespace schedc {
 namespace {
 
 using ir::BackwardMode;
-using ir::Direction;
 using ir::PlacementKind;
 
 struct Imported {
@@ -87,7 +86,7 @@ TEST_CASE("torch-csv: the DualPipeV fixture imports, verifies and exports byte-i
   CHECK(s.problem.stages_per_rank == 2);
   CHECK(s.problem.microbatches == 10);
   CHECK(s.problem.placement == PlacementKind::VShape);
-  CHECK(s.problem.direction == Direction::Single);
+  CHECK(s.problem.directions == 1);
   CHECK(s.problem.backward == BackwardMode::Mixed);
   CHECK(s.has_overlap());
   CHECK(s.ranks[0][17] == ir::F(7, 0));  // (0F7;7B3)OVERLAP_F_B: the forward first, as written
@@ -105,7 +104,7 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
   };
   ir::Problem custom = test::problem(3, 2, 6, PlacementKind::Custom, BackwardMode::Split);
   custom.stage_to_rank = {{2, 0, 1, 1, 0, 2}};
-  ir::Problem custom_bi = test::problem(2, 2, 4, PlacementKind::Custom, BackwardMode::Fused, Direction::Bidirectional);
+  ir::Problem custom_bi = test::problem(2, 2, 4, PlacementKind::Custom, BackwardMode::Fused, 2);
   custom_bi.stage_to_rank = {{1, 0, 0, 1}, {1, 1, 0, 0}};
   std::vector<Case> cases = {
       {test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused), false},
@@ -113,8 +112,8 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
       {test::problem(4, 2, 8, PlacementKind::Looped, BackwardMode::Mixed), false},
       {test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed), true},
       {test::problem(3, 3, 5, PlacementKind::Wave, BackwardMode::Split), false},
-      {test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional), false},
-      {test::problem(2, 2, 6, PlacementKind::VShape, BackwardMode::Mixed, Direction::Bidirectional), true},
+      {test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, 2), false},
+      {test::problem(2, 2, 6, PlacementKind::VShape, BackwardMode::Mixed, 2), true},
       {custom, false},
       {custom_bi, false},
       {test::problem(1, 1, 3, PlacementKind::Looped, BackwardMode::Fused), true},
@@ -122,7 +121,7 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
   for (const Case& c : cases) {
     ir::Schedule s = test::greedy_schedule(c.p, c.overlap);
     CAPTURE(ir::problem_json(c.p));
-    const bool exports = c.p.direction == Direction::Single;  // else every stage has two ranks
+    const bool exports = c.p.directions == 1;  // else every stage has two ranks
     CHECK(codegen::torch_csv_conflict(c.p).has_value() == !exports);
     std::string csv = csv_text(s);
     if (exports) CHECK(codegen::emit_torch_csv(s) == csv);
@@ -135,7 +134,7 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
     CHECK(q.ranks == c.p.ranks);
     CHECK(q.stages_per_rank == c.p.stages_per_rank);
     CHECK(q.microbatches == c.p.microbatches);
-    CHECK(q.direction == c.p.direction);
+    CHECK(q.directions == c.p.directions);
     // Placement and backward are inferred: the same mapping, by the simplest name that fits.
     for (int32_t mb = 0; mb < c.p.microbatches; ++mb)
       for (int32_t st = 0; st < c.p.num_stages(); ++st)
@@ -150,21 +149,18 @@ TEST_CASE("torch-csv: generated schedules round-trip through csv and JSON") {
 
 TEST_CASE("torch-csv: a stage on two ranks has no torch-csv form") {
   // Bidirectional problems put direction 1 on the mirrored rank: stage 0 on ranks 0 and pp-1.
-  auto chimera = codegen::torch_csv_conflict(
-      test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional));
+  auto chimera = codegen::torch_csv_conflict(test::problem(4, 1, 8, PlacementKind::Looped, BackwardMode::Fused, 2));
   REQUIRE(chimera.has_value());
   CHECK(chimera->stage == ir::StageId(0));
   CHECK(chimera->first == ir::RankId(0));
   CHECK(chimera->second == ir::RankId(3));
-  auto dualpipe = codegen::torch_csv_conflict(
-      test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed, Direction::Bidirectional));
+  auto dualpipe = codegen::torch_csv_conflict(test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed, 2));
   REQUIRE(dualpipe.has_value());
   CHECK(dualpipe->stage == ir::StageId(0));
   // One rank per stage, whatever the direction field says: nothing to refuse.
   CHECK_FALSE(codegen::torch_csv_conflict(test::problem(4, 2, 8, PlacementKind::VShape, BackwardMode::Mixed)));
-  CHECK_FALSE(codegen::torch_csv_conflict(
-      test::problem(1, 1, 4, PlacementKind::Looped, BackwardMode::Fused, Direction::Bidirectional)));
-  ir::Problem same = test::problem(2, 1, 4, PlacementKind::Custom, BackwardMode::Fused, Direction::Bidirectional);
+  CHECK_FALSE(codegen::torch_csv_conflict(test::problem(1, 1, 4, PlacementKind::Looped, BackwardMode::Fused, 2)));
+  ir::Problem same = test::problem(2, 1, 4, PlacementKind::Custom, BackwardMode::Fused, 2);
   same.stage_to_rank = {{1, 0}, {1, 0}};
   CHECK_FALSE(codegen::torch_csv_conflict(same));
   same.stage_to_rank = {{1, 0}, {1, 1}};

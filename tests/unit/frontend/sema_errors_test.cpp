@@ -45,7 +45,8 @@ TEST_CASE("sema errors: keys") {
       {HEAD "Placement = looped", DiagKind::UnknownKey, "unknown key `Placement`; did you mean `placement`?", 3, 1},
       {HEAD "cap = 4", DiagKind::UnknownKey, "unknown key `cap`; did you mean `memory { cap = ... }`?", 3, 1},
       {HEAD "colour = red", DiagKind::UnknownKey,
-       "unknown key `colour`, expected one of `ranks`, `stages_per_rank`, `microbatches`, `direction`, `placement`, "
+       "unknown key `colour`, expected one of `ranks`, `stages_per_rank`, `microbatches`, `direction`, `directions`, "
+       "`placement`, "
        "`stage_to_rank`, `backward`, `objective`, `cost`, `memory`, `model`, `layer`, `embedding`, `head`, `schedule`, `expect` or `runtime`",
        3, 1},
       {HEAD "cost { f = 1 }", DiagKind::UnknownKey, "unknown key `f` in `cost`; did you mean `F`?", 3, 8},
@@ -80,7 +81,11 @@ TEST_CASE("sema errors: types") {
       {"ranks { }\nmicrobatches = 8", DiagKind::WrongType, "`ranks` needs an integer, got a block: write `ranks = ...`",
        1, 1},
       {HEAD "direction = 2", DiagKind::WrongType,
-       "`direction` needs one of `single` or `bidirectional`, got number `2`", 3, 13},
+       "`direction` needs one of `single` or `bidirectional`, got number `2` (for any number of pipelines write "
+       "`directions = 2`)",
+       3, 13},
+      {HEAD "directions = bidirectional", DiagKind::WrongType,
+       "`directions` needs an integer, got name `bidirectional`", 3, 14},
       {HEAD "placement = \"looped\"", DiagKind::WrongType,
        "`placement` needs one of `looped`, `vshape`, `wave` or `custom`, got string `\"looped\"`", 3, 13},
       {HEAD "cost = 1", DiagKind::WrongType,
@@ -130,6 +135,10 @@ TEST_CASE("sema errors: values and ranges (ir::validate mapped to the value)") {
       {HEAD "placement = wave", DiagKind::BadValue, "placement `wave` needs `stages_per_rank` >= 2, got `1`", 3, 13},
       {"ranks = 4\nmicrobatches = 7\ndirection = bidirectional", DiagKind::BadValue,
        "direction `bidirectional` needs an even number of microbatches, got `7`", 2, 16},
+      {"ranks = 4\nmicrobatches = 10\ndirections = 4", DiagKind::BadValue,
+       "`directions` = 4 needs a number of microbatches divisible by 4 (an equal share per direction), got `10`", 2,
+       16},
+      {HEAD "directions = 65", DiagKind::OutOfRange, "`directions` must be in 1..64, got `65`", 3, 14},
       {HEAD "placement = vshap", DiagKind::BadValue,
        "unknown placement `vshap`, expected `looped`, `vshape`, `wave` or `custom`; did you mean `vshape`?", 3, 13},
       {HEAD "direction = both", DiagKind::BadValue, "unknown direction `both`, expected `single` or `bidirectional`", 3,

@@ -21,7 +21,7 @@ TEST_CASE("sema: the smallest spec takes every default") {
   CHECK(p.ranks == 4);
   CHECK(p.microbatches == 8);
   CHECK(p.stages_per_rank == 1);
-  CHECK(p.direction == ir::Direction::Single);
+  CHECK(p.directions == 1);
   CHECK(p.placement == ir::PlacementKind::Looped);
   CHECK(p.backward == ir::BackwardMode::Split);
   CHECK(p.objective == ir::Objective::Makespan);
@@ -38,6 +38,20 @@ TEST_CASE("sema: the smallest spec takes every default") {
   CHECK(!s.is_given(ir::Field::Backward));
 }
 
+TEST_CASE("sema: `directions = k` sets any number of pipelines; with `direction` it is given twice") {
+  Spec s = SPEC_OF("ranks = 4\nmicrobatches = 8\ndirections = 4\n");
+  CHECK(s.problem.directions == 4);
+  CHECK(s.given.at(ir::Field::Direction).line == 3);
+  CHECK(s.given.at(ir::Field::Direction).col == 14);
+  Spec one = SPEC_OF("ranks = 4\nmicrobatches = 8\ndirections = 1\n");
+  CHECK(one.problem.directions == 1);
+  auto r = run("ranks = 4\nmicrobatches = 8\ndirection = bidirectional\ndirections = 4\n");
+  REQUIRE(!r.diags.empty());
+  CHECK(r.diags[0].kind == DiagKind::DuplicateKey);
+  CHECK(r.diags[0].message == "the number of directions (`direction` or `directions`) is given twice");
+  CHECK(r.diags[0].loc.line == 4);
+}
+
 TEST_CASE("sema: every problem key") {
   Spec s = SPEC_OF(
       "ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
@@ -48,7 +62,7 @@ TEST_CASE("sema: every problem key") {
   CHECK(p.ranks == 2);
   CHECK(p.stages_per_rank == 2);
   CHECK(p.microbatches == 4);
-  CHECK(p.direction == ir::Direction::Bidirectional);
+  CHECK(p.directions == 2);
   CHECK(p.placement == ir::PlacementKind::Custom);
   CHECK(p.stage_to_rank == std::vector<std::vector<int32_t>>{{0, 1, 1, 0}, {1, 0, 0, 1}});
   CHECK(p.backward == ir::BackwardMode::Mixed);

@@ -119,7 +119,7 @@ TEST_CASE("wave placement alternates direction each round") {
 
 TEST_CASE("bidirectional: direction 1 uses the mirrored placement") {
   Problem p = problem(2, 2, BackwardMode::Fused);
-  p.direction = Direction::Bidirectional;
+  p.directions = 2;
   CHECK(p.rank_of(MbId(1), StageId(0)).value == 1);
   Schedule s = schedule(p, {"F0.s0 F1.s1 BW1.s1 BW0.s0", "F1.s0 F0.s1 BW0.s1 BW1.s0"});
   Timeline t = run(s);

@@ -17,12 +17,12 @@ using namespace schedc::ir;
 
 namespace {
 
-Problem base(int pp, int vpp, Direction dir) {
+Problem base(int pp, int vpp, int32_t dir) {
   Problem p;
   p.ranks = pp;
   p.stages_per_rank = vpp;
   p.microbatches = 8;
-  p.direction = dir;
+  p.directions = dir;
   p.backward = BackwardMode::Split;
   return p;
 }
@@ -30,7 +30,7 @@ Problem base(int pp, int vpp, Direction dir) {
 }  // namespace
 
 TEST_CASE("static memory: per rank, every stage it holds, once per direction") {
-  Problem p = base(4, 2, Direction::Single);
+  Problem p = base(4, 2, 1);
   p.memory.static_memory = PerStage::list({1, 2, 3, 4, 10, 20, 30, 40});  // looped: rank r holds r and r + 4
   CHECK(p.static_of(RankId(0)) == 11);
   CHECK(p.static_of(RankId(3)) == 44);
@@ -40,18 +40,18 @@ TEST_CASE("static memory: per rank, every stage it holds, once per direction") {
   CHECK(*p.stated_cap_of(RankId(0)) == 50);
   CHECK(*p.cap_of(RankId(3)) == 6);
 
-  Problem bi = base(4, 1, Direction::Bidirectional);
+  Problem bi = base(4, 1, 2);
   bi.memory.static_memory = PerStage::list({1, 2, 3, 4});  // rank r holds stage r and its mirror 3 - r
   CHECK(bi.static_of(RankId(0)) == 5);
   CHECK(bi.static_of(RankId(1)) == 5);
 
-  Problem none = base(4, 1, Direction::Single);
+  Problem none = base(4, 1, 1);
   CHECK(!none.has_static_memory());
   CHECK(none.static_of(RankId(2)) == 0);
 }
 
 TEST_CASE("static memory: validated, reported beside the activations, checked against the stated cap") {
-  Problem p = base(4, 1, Direction::Single);
+  Problem p = base(4, 1, 1);
   p.memory.static_memory = PerStage::of(2.5);
   p.memory.cap = PerStage::of(2);
   auto errors = validate(p);
@@ -68,7 +68,7 @@ TEST_CASE("static memory: validated, reported beside the activations, checked ag
   // Random valid orders: the reported peak is the activations' plus the static memory.
   std::mt19937 rng(7);
   for (int round = 0; round < 50; ++round) {
-    Problem q = base(4, 1, Direction::Single);
+    Problem q = base(4, 1, 1);
     q.memory.static_memory = PerStage::of(0.5 * static_cast<double>(round % 5));
     Schedule s = test::random_valid(q, rng);
     std::vector<double> activations = peak_memory(s);
@@ -91,7 +91,7 @@ TEST_CASE("static memory: validated, reported beside the activations, checked ag
 }
 
 TEST_CASE("static memory: schedule JSON version 2, round trip") {
-  Problem p = base(2, 1, Direction::Single);
+  Problem p = base(2, 1, 1);
   p.memory.static_memory = PerStage::list({3, 4.5});
   p.memory.cap = PerStage::of(10);
   Schedule s;

@@ -29,7 +29,11 @@ int oracle_rank(const Problem& p, int mb, int s) {
   if (p.placement == PlacementKind::Looped) r = s % p.ranks;
   else if (p.placement == PlacementKind::VShape) r = s < p.ranks ? s : 2 * p.ranks - 1 - s;
   else r = (s / p.ranks) % 2 == 0 ? s % p.ranks : p.ranks - 1 - s % p.ranks;
-  if (p.direction == Direction::Bidirectional && mb >= p.microbatches / 2) r = p.ranks - 1 - r;
+  // k directions: direction d = mb / (m/k) in pairs, pair d/2 rotated by (d/2)*pp/ceil(k/2) ranks,
+  // the second of each pair mirrored.
+  const int k = p.directions, d = k == 1 ? 0 : mb / (p.microbatches / k);
+  r = (r + (d / 2) * p.ranks / ((k + 1) / 2)) % p.ranks;
+  if (d % 2 == 1) r = p.ranks - 1 - r;
   return r;
 }
 

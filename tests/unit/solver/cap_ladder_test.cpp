@@ -24,20 +24,19 @@ TEST_CASE("the incumbent is monotone in the cap (the cap ladder)") {
   struct Case {
     int pp, m, vpp;
     PlacementKind placement;
-    Direction direction;
+    int32_t direction;
     std::vector<double> caps;  // increasing
   };
-  const std::vector<Case> cases{
-      {8, 32, 2, PlacementKind::Looped, Direction::Single, {10, 10.5, 11, 11.5, 12, 12.5, 13}},
-      {8, 32, 1, PlacementKind::Looped, Direction::Single, {4, 6, 8, 9, 10, 12}},
-      {8, 32, 2, PlacementKind::VShape, Direction::Single, {5, 6, 7, 8, 10, 12}},
-      {6, 24, 1, PlacementKind::Looped, Direction::Bidirectional, {4, 6, 7, 8, 10}},
-      {4, 16, 4, PlacementKind::Looped, Direction::Single, {3, 4, 5, 6, 8}}};
+  const std::vector<Case> cases{{8, 32, 2, PlacementKind::Looped, 1, {10, 10.5, 11, 11.5, 12, 12.5, 13}},
+                                {8, 32, 1, PlacementKind::Looped, 1, {4, 6, 8, 9, 10, 12}},
+                                {8, 32, 2, PlacementKind::VShape, 1, {5, 6, 7, 8, 10, 12}},
+                                {6, 24, 1, PlacementKind::Looped, 2, {4, 6, 7, 8, 10}},
+                                {4, 16, 4, PlacementKind::Looped, 1, {3, 4, 5, 6, 8}}};
   for (const Case& c : cases) {
     Problem p = test::problem(c.pp, c.m, BackwardMode::Split, 2, 2, 1);
     p.stages_per_rank = c.vpp;
     p.placement = c.placement;
-    p.direction = c.direction;
+    p.directions = c.direction;
     p.cost.comm = 0.1;
     test::set_memory(p, 1.0 / c.vpp, -0.5 / c.vpp, -0.5 / c.vpp);
     double previous = std::numeric_limits<double>::infinity();

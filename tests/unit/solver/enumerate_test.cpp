@@ -152,7 +152,7 @@ TEST_CASE("enumeration: vshape and bidirectional") {
   check_against_enumeration(v);
 
   Problem b = base(2, 2, BackwardMode::Split);
-  b.direction = Direction::Bidirectional;
+  b.directions = 2;
   b.cost.W = PerStage::of(2);
   check_against_enumeration(b);
   b.memory.cap = PerStage::of(1.5);

@@ -165,8 +165,8 @@ Problem tiny_problem(test::Rng& rng) {
   }
   if (p.ranks * p.stages_per_rank > 2) p.stages_per_rank = 1;
   if (p.placement == PlacementKind::VShape || p.placement == PlacementKind::Wave) p.ranks = 1, p.stages_per_rank = 2;
-  p.direction = uniform(rng, 0, 3) == 0 ? Direction::Bidirectional : Direction::Single;
-  p.microbatches = p.direction == Direction::Bidirectional ? 2 : uniform(rng, 1, p.num_stages() == 1 ? 3 : 2);
+  p.directions = uniform(rng, 0, 3) == 0 ? 2 : 1;
+  p.microbatches = p.directions == 2 ? 2 : uniform(rng, 1, p.num_stages() == 1 ? 3 : 2);
   test::detail::random_custom_map(p, rng);
   p.backward = test::detail::random_backward(rng);
   // Half units, or values that are no whole number of ticks at the finest scale (1e-6), so that
@@ -231,11 +231,11 @@ TEST_CASE("no schedule of a tiny problem beats the lower bound (every order, eve
         LowerBound lb = lower_bound(q);
         if (lb.value == best) ++tight;
         INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
-                      << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward) << " "
-                      << to_string(obj) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0)
-                      << " comm " << q.cost.comm << " FB " << (q.cost.FB ? q.cost.FB->at(0) : -1.0) << " cap "
-                      << (cap ? cap->at(0) : -1.0) << ": bound " << lb.value << " from " << lb.reason << ", best of "
-                      << all.size() << " schedules " << best);
+                      << to_string(q.placement) << " " << direction_name(q.directions) << " " << to_string(q.backward)
+                      << " " << to_string(obj) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W "
+                      << q.cost.W.at(0) << " comm " << q.cost.comm << " FB " << (q.cost.FB ? q.cost.FB->at(0) : -1.0)
+                      << " cap " << (cap ? cap->at(0) : -1.0) << ": bound " << lb.value << " from " << lb.reason
+                      << ", best of " << all.size() << " schedules " << best);
         CHECK(lb.value <= best);
       }
   }
@@ -278,10 +278,10 @@ TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bou
       if (rx.bound > 0) ++proved;
       if (rx.bound > lower_bound(q).value) ++stronger;
       INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
-                    << to_string(q.placement) << " " << to_string(q.direction) << " " << to_string(q.backward) << " F "
-                    << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0) << " comm " << q.cost.comm
-                    << " cap " << (cap ? cap->at(0) : -1.0) << ": relaxed bound " << rx.bound << " on grid " << rx.grid
-                    << ", best of " << all.size() << " schedules " << best);
+                    << to_string(q.placement) << " " << direction_name(q.directions) << " " << to_string(q.backward)
+                    << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W " << q.cost.W.at(0) << " comm "
+                    << q.cost.comm << " cap " << (cap ? cap->at(0) : -1.0) << ": relaxed bound " << rx.bound
+                    << " on grid " << rx.grid << ", best of " << all.size() << " schedules " << best);
       CHECK(rx.bound <= best);
     }
   }
@@ -302,9 +302,9 @@ TEST_CASE("one microbatch at a time: no order of whole stays beats the bound (te
   for (int trial = 0; trial < 64; ++trial) {
     Problem p;
     switch (trial % 16 == 15 ? 2 : trial % 4 == 2 ? 3 : trial % 4) {
-      case 0: p.ranks = 2, p.direction = Direction::Bidirectional, p.microbatches = 4; break;
-      case 1: p.ranks = 3, p.direction = Direction::Bidirectional, p.microbatches = 4; break;
-      case 2: p.ranks = 2, p.direction = Direction::Bidirectional, p.microbatches = 6; break;
+      case 0: p.ranks = 2, p.directions = 2, p.microbatches = 4; break;
+      case 1: p.ranks = 3, p.directions = 2, p.microbatches = 4; break;
+      case 2: p.ranks = 2, p.directions = 2, p.microbatches = 6; break;
       default: p.ranks = 3, p.microbatches = 3; break;
     }
     const bool fused = uniform(rng, 0, 2) == 0;
@@ -358,13 +358,13 @@ TEST_CASE("one microbatch at a time: no order of whole stays beats the bound (te
       }
     };
     pick(0);
-    INFO("trial " << trial << " pp " << p.ranks << " " << to_string(p.direction) << " " << to_string(p.backward));
+    INFO("trial " << trial << " pp " << p.ranks << " " << direction_name(p.directions) << " " << to_string(p.backward));
     REQUIRE(std::isfinite(best));
     ++tried;
     LowerBound lb = lower_bound(p);
     INFO("trial " << trial << ": pp " << p.ranks << " vpp " << p.stages_per_rank << " " << to_string(p.placement) << " "
-                  << to_string(p.direction) << " " << to_string(p.backward) << " comm " << p.cost.comm << ": bound "
-                  << lb.value << " from " << lb.reason << ", best " << best);
+                  << direction_name(p.directions) << " " << to_string(p.backward) << " comm " << p.cost.comm
+                  << ": bound " << lb.value << " from " << lb.reason << ", best " << best);
     CHECK(lb.value <= best + 1e-9);
     if (std::abs(lb.value - best) < 1e-9) ++tight;
     if (lb.reason.find("which stay opens") != std::string::npos) ++opening;

@@ -26,7 +26,7 @@ std::string describe(const Schedule& s) {
   const Problem& p = s.problem;
   std::string out = "pp " + std::to_string(p.ranks) + ", vpp " + std::to_string(p.stages_per_rank) + ", m " +
                     std::to_string(p.microbatches) + ", " + std::string(to_string(p.placement)) + ", " +
-                    std::string(to_string(p.direction)) + ", " + std::string(to_string(p.backward)) + ", " +
+                    std::string(direction_name(p.directions)) + ", " + std::string(to_string(p.backward)) + ", " +
                     std::string(to_string(p.objective)) + ", F " + std::to_string(p.cost.F.at(0)) + " B " +
                     std::to_string(p.cost.B.at(0)) + " W " + std::to_string(p.cost.W.at(0)) + " comm " +
                     std::to_string(p.cost.comm);

@@ -310,6 +310,6 @@ TEST_CASE("which stay opens each rank: two directions under a one-microbatch cap
   CHECK(lb.value <= simulate(*r.schedule).timeline->metrics.makespan);
   CHECK(lb.value <= simulate(solver::sequential_schedule(p)).timeline->metrics.makespan);
   // One direction: a rank has one stay to open with, and term 6 stands alone.
-  p.direction = Direction::Single;
+  p.directions = 1;
   CHECK(lower_bound(p).reason.find("which stay opens") == std::string::npos);
 }

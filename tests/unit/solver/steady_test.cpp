@@ -35,7 +35,7 @@ TEST_CASE("relabeling microbatches in order keeps a schedule valid and no slower
   int relabeled = 0;
   for (int trial = 0; trial < 300; ++trial) {
     Problem p = test::random_problem(rng, {4, 6, true});
-    if (p.direction != Direction::Single || p.backward == BackwardMode::Mixed) continue;
+    if (p.directions != 1 || p.backward == BackwardMode::Mixed) continue;
     Schedule s = test::random_valid(p, rng);
     Schedule t = solver::in_microbatch_order(s);
     INFO("trial " << trial);

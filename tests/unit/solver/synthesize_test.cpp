@@ -197,7 +197,7 @@ TEST_CASE("two directions under a cap of pp or less: the admission variants neve
   // ranks with first stages and wait on each other, and the sequential schedule was all that was
   // left (559.05 here at every cap).
   Problem p = test::problem(8, 32, BackwardMode::Split);
-  p.direction = Direction::Bidirectional;
+  p.directions = 2;
   p.cost.comm = 0.05;
   test::set_memory(p, 1, 0, -1);
   const double sequential = simulate(solver::sequential_schedule(p)).timeline->metrics.makespan;
@@ -368,7 +368,7 @@ TEST_CASE("the greedy's indexed candidate pools give exactly the reference scan'
   }
   // And every variant on the two-direction problem where admission matters (pp 8, m 32, caps 2-8).
   Problem p = test::problem(8, 32, BackwardMode::Split);
-  p.direction = Direction::Bidirectional;
+  p.directions = 2;
   p.cost.comm = 0.05;
   test::set_memory(p, 1, 0, -1);
   for (double cap : {2.0, 4.0, 8.0}) {

@@ -141,7 +141,7 @@ TEST_CASE("a warm start over the cap is fitted under it; one of another shape is
 
   // The same stage-to-rank map under another placement name is the same shape.
   Problem looped = open;
-  looped.direction = Direction::Single;
+  looped.directions = 1;
   Problem custom = looped;
   custom.placement = PlacementKind::Custom;
   custom.stage_to_rank = {{0, 1, 2, 3, 4, 5, 6, 7}};
