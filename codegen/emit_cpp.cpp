@@ -292,6 +292,11 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   auto ints = [](int32_t v) { return std::to_string(v); };
   auto reals = [](double v) { return literal(v); };
   out += array("int32_t", "kStageToRank", placement, ints);
+  if (!pb.direction_microbatches.empty()) {  // a stated split: each microbatch's direction
+    std::vector<int32_t> dir;
+    for (int32_t mb = 0; mb < pb.microbatches; ++mb) dir.push_back(pb.direction_of(MbId(mb)));
+    out += array("int32_t", "kDirectionOf", dir, ints);
+  }
   std::vector<double> f, b, w, fb;
   for (int32_t s = 0; s < S; ++s) {
     f.push_back(pb.cost.F.at(static_cast<size_t>(s)));
@@ -361,6 +366,7 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   out += "  info.microbatches = " + std::to_string(pb.microbatches) + ";\n";
   out += "  info.directions = " + std::to_string(pb.num_directions()) + ";\n";
   out += "  info.stage_to_rank = kStageToRank;\n";
+  if (!pb.direction_microbatches.empty()) out += "  info.direction_of_mb = kDirectionOf;\n";
   out += "  info.cost_f = kCostF;\n  info.cost_b = kCostB;\n  info.cost_w = kCostW;\n";
   if (pb.cost.FB) out += "  info.cost_fb = kCostFB;\n";
   if (!model.layers_per_stage.empty()) {

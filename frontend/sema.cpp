@@ -160,6 +160,7 @@ class Checker {
   }
 
   // `directions = k`: k pipelines over the same ranks (`direction` names 1 and 2); one of the two.
+  // `directions = [6, 2]` states each direction's microbatches (k = the list's length).
   void directions() {
     const ast::Stmt* s = find("directions");
     if (!s) return;
@@ -167,11 +168,28 @@ class Checker {
       sema::duplicate(cx_, "the number of directions (`direction` or `directions`)", s->key.loc, named->key.loc);
       return fail();
     }
-    const Value* v = value_of(*s, "an integer");
+    const Value* v = value_of(*s, "an integer or a list of microbatch counts");
     if (!v) return;
-    auto x = sema::to_int(cx_, *v, "`directions`", 1, ir::kMaxDirections);
-    if (!x) return fail();
-    p_.directions = static_cast<int32_t>(*x);
+    if (v->is(Value::Kind::List)) {
+      if (v->items.empty() || v->items.size() > static_cast<size_t>(ir::kMaxDirections)) {
+        cx_.report.error(DiagKind::OutOfRange, v->loc,
+                         "`directions` as a list needs one microbatch count per direction, 1.." +
+                             std::to_string(ir::kMaxDirections) + " of them, got " + std::to_string(v->items.size()));
+        return fail();
+      }
+      std::vector<int32_t> counts;
+      for (const Value& item : v->items) {
+        auto n = sema::to_int(cx_, item, "a direction's microbatch count", 1, ir::kMaxMicrobatches);
+        if (!n) return fail();
+        counts.push_back(*n);
+      }
+      p_.directions = static_cast<int32_t>(counts.size());
+      p_.direction_microbatches = std::move(counts);
+    } else {
+      auto x = sema::to_int(cx_, *v, "`directions`", 1, ir::kMaxDirections);
+      if (!x) return fail();
+      p_.directions = static_cast<int32_t>(*x);
+    }
     mark_given(ir::Field::Direction, v->loc);
   }
 

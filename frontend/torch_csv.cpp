@@ -483,8 +483,10 @@ class Importer {
     SourceLoc at;
   };
 
-  // Microbatches split evenly between `dirs` directions, as ir::Problem::direction_of.
+  // Microbatches split between `dirs` directions as ir::Problem::direction_of does: as the spec
+  // states them, else evenly.
   int32_t direction_of(int32_t dirs, ir::MbId mb) const {
+    if (dirs == p_.directions && !p_.direction_microbatches.empty()) return p_.direction_of(mb);
     const int32_t per = std::max(p_.microbatches / dirs, 1);
     return std::min(mb.value / per, dirs - 1);
   }

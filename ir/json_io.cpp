@@ -33,6 +33,7 @@ ojson problem_object(const Problem& p) {
   // Up to two directions by name (every version); more by count (version 4).
   if (p.directions > 2) j["directions"] = p.directions;
   else j["direction"] = direction_name(p.directions);
+  if (!p.direction_microbatches.empty()) j["direction_microbatches"] = p.direction_microbatches;
   j["placement"] = to_string(p.placement);
   if (p.placement == PlacementKind::Custom) j["stage_to_rank"] = p.stage_to_rank;
   j["backward"] = to_string(p.backward);
@@ -180,8 +181,8 @@ class Reader {
   std::optional<Problem> problem(const ojson& j, const std::string& ptr) {
     size_t errors = found_;
     if (!expect_object(j, ptr,
-                       {"ranks", "stages_per_rank", "microbatches", "direction", "directions", "placement",
-                        "stage_to_rank", "backward", "cost", "memory", "objective", "units"}))
+                       {"ranks", "stages_per_rank", "microbatches", "direction", "directions", "direction_microbatches",
+                        "placement", "stage_to_rank", "backward", "cost", "memory", "objective", "units"}))
       return std::nullopt;
     Problem p;
     for (const char* key : {"ranks", "microbatches"})
@@ -201,6 +202,19 @@ class Reader {
         error(ptr + "/directions", DiagKind::BadFormatVersion,
               "`directions` needs version 4 of the format, the document says version " + std::to_string(version_));
       else int_key("directions", p.directions);
+    }
+    if (j.contains("direction_microbatches")) {
+      const ojson& list = j["direction_microbatches"];
+      const std::string lp = ptr + "/direction_microbatches";
+      if (version_ < 4)
+        error(lp, DiagKind::BadFormatVersion,
+              "`direction_microbatches` needs version 4 of the format, the document says version " +
+                  std::to_string(version_));
+      else if (!list.is_array())
+        error(lp, DiagKind::WrongType, "expected an array of microbatch counts, got " + type_name(list));
+      else
+        for (size_t i = 0; i < list.size() && i <= static_cast<size_t>(kMaxDirections) && !full(); ++i)
+          if (auto v = integer(list[i], lp + "/" + std::to_string(i))) p.direction_microbatches.push_back(*v);
     }
     enum_key(j, "placement", ptr, p.placement, parse_placement, "`looped`, `vshape`, `wave` or `custom`");
     enum_key(j, "backward", ptr, p.backward, parse_backward, "`fused`, `split` or `mixed`");
@@ -448,10 +462,10 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
   // Version 2 adds the problem's `units` and `memory.static`, version 3 the cost's overheads,
-  // version 4 `directions` (more than two); a document is written in the lowest version that holds
-  // it, so a problem without any of them is version 1, byte for byte what earlier releases wrote.
+  // version 4 `directions` (more than two) and `direction_microbatches`; a document is written in the lowest version
+  // that holds it, so a problem without any of them is version 1, byte for byte what earlier releases wrote.
   const Problem& p = s.problem;
-  int version = p.directions > 2                                                          ? 4
+  int version = p.directions > 2 || !p.direction_microbatches.empty()                     ? 4
                 : p.cost.has_overheads()                                                  ? 3
                 : !p.time_unit.empty() || !p.memory_unit.empty() || p.has_static_memory() ? 2
                                                                                           : 1;

@@ -231,7 +231,7 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   for (int32_t d = 0; d < p.num_directions(); ++d) {
     const int32_t mb0 = p.first_microbatch(d);
-    const int32_t count = p.microbatches / p.num_directions();
+    const int32_t count = p.microbatches_of(d);
     if (count < 2) continue;
     // The actions of microbatch mb0 on r, as (stage, kind); the same indices name mb0 + 1's.
     std::vector<std::pair<int32_t, ActionKind>> life;

@@ -57,8 +57,29 @@ double PerStage::max() const {
 
 int32_t Problem::direction_of(MbId mb) const {
   if (directions <= 1) return 0;
+  if (!direction_microbatches.empty()) {
+    int32_t first = 0;
+    for (size_t d = 0; d + 1 < direction_microbatches.size(); ++d) {
+      first += direction_microbatches[d];
+      if (mb.value < first) return static_cast<int32_t>(d);
+    }
+    return static_cast<int32_t>(direction_microbatches.size()) - 1;
+  }
   const int32_t per = std::max(microbatches / directions, 1);
   return std::min(mb.value / per, directions - 1);
+}
+
+int32_t Problem::first_microbatch(int32_t direction) const {
+  if (direction_microbatches.empty()) return direction * (microbatches / std::max(directions, 1));
+  int32_t first = 0;
+  for (int32_t d = 0; d < direction && static_cast<size_t>(d) < direction_microbatches.size(); ++d)
+    first += direction_microbatches[static_cast<size_t>(d)];
+  return first;
+}
+
+int32_t Problem::microbatches_of(int32_t direction) const {
+  if (direction_microbatches.empty()) return microbatches / std::max(directions, 1);
+  return direction_microbatches.at(static_cast<size_t>(direction));
 }
 
 int32_t Problem::direction_rank(int32_t dir, int32_t r) const {
@@ -223,7 +244,20 @@ std::vector<ProblemError> validate(const Problem& p) {
   if (p.placement == PlacementKind::Wave && p.stages_per_rank < 2)
     out.push_back({Field::StagesPerRank, DiagKind::BadValue,
                    "placement `wave` needs `stages_per_rank` >= 2, got `" + std::to_string(p.stages_per_rank) + "`"});
-  if (p.directions == 2 && p.microbatches % 2 != 0)
+  if (!p.direction_microbatches.empty()) {
+    int64_t sum = 0;
+    bool positive = true;
+    for (int32_t n : p.direction_microbatches) sum += n, positive &= n >= 1;
+    if (p.direction_microbatches.size() != static_cast<size_t>(p.directions))
+      out.push_back({Field::Direction, DiagKind::BadValue,
+                     "the stated microbatches per direction need one count for each of the " +
+                         std::to_string(p.directions) + " directions, got " +
+                         std::to_string(p.direction_microbatches.size())});
+    else if (!positive || sum != p.microbatches)
+      out.push_back({Field::Microbatches, DiagKind::BadValue,
+                     "the stated microbatches per direction must be at least 1 each and sum to `microbatches` = " +
+                         std::to_string(p.microbatches) + ", got a sum of " + std::to_string(sum)});
+  } else if (p.directions == 2 && p.microbatches % 2 != 0)
     out.push_back({Field::Microbatches, DiagKind::BadValue,
                    "direction `bidirectional` needs an even number of microbatches, got `" +
                        std::to_string(p.microbatches) + "`"});

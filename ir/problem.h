@@ -85,6 +85,9 @@ struct Problem {
   /// The number of pipelines over the same ranks (DESIGN section 3): 1 (`single`), 2
   /// (`bidirectional`, as Chimera and DualPipe) or more; each holds its own replica of the stages.
   int32_t directions = 1;
+  /// The microbatches of each direction, as stated (`directions = [6, 2]`): one count per
+  /// direction, summing to `microbatches`; empty for the even split (m/k each).
+  std::vector<int32_t> direction_microbatches;
   PlacementKind placement = PlacementKind::Looped;
   /// Custom placement only: one stage -> rank list per direction.
   std::vector<std::vector<int32_t>> stage_to_rank;
@@ -101,10 +104,13 @@ struct Problem {
 
   int32_t num_stages() const { return ranks * stages_per_rank; }
   int32_t num_directions() const { return directions; }
-  /// Microbatches split evenly: direction d takes d*m/k..(d+1)*m/k-1 (k = directions); 0 with one.
+  /// Direction d takes microbatches first_microbatch(d)..first_microbatch(d+1)-1: m/k each
+  /// (k = directions) unless `direction_microbatches` states the counts; 0 with one direction.
   int32_t direction_of(MbId mb) const;
-  /// The first microbatch of `direction`: direction * m/k.
-  int32_t first_microbatch(int32_t direction) const { return direction * (microbatches / std::max(directions, 1)); }
+  /// The first microbatch of `direction`: direction * m/k, or the stated counts' prefix sum.
+  int32_t first_microbatch(int32_t direction) const;
+  /// The number of microbatches of `direction`.
+  int32_t microbatches_of(int32_t direction) const;
   /// The rank that direction `dir` maps base rank `r` to (the placement's rank for direction 0):
   /// the directions come in pairs, the second of a pair mirrored (rank pp-1-r), pair j rotated by
   /// j*pp/ceil(k/2) ranks; with two directions, direction 1 mirrors direction 0 (Chimera).

@@ -8,8 +8,8 @@
 //
 // With k directions (the paper's section on more than two pipelines), the pipelines come in
 // mirrored pairs, pair j rotated by j*pp/ceil(k/2) ranks (ir::Problem::direction_rank); every rank
-// holds one stage of each of the k pipelines, m/k microbatches each, and merges the k 1F1B orders
-// by the same rule.
+// holds one stage of each of the k pipelines, m/k microbatches each (or the stated counts), and
+// merges the k 1F1B orders by the same rule.
 
 #include <algorithm>
 #include <vector>
@@ -21,7 +21,7 @@ namespace {
 
 // The 1F1B order of one stage of one direction.
 std::vector<ir::Action> one_f_one_b(const ir::Problem& p, int32_t dir, int32_t stage) {
-  const int32_t n = mbs_per_direction(p);
+  const int32_t n = p.microbatches_of(dir);
   const int32_t warmup = std::min(p.num_stages() - 1 - stage, n);
   std::vector<ir::Action> out;
   int32_t f = 0, b = 0;
@@ -44,9 +44,8 @@ std::optional<ir::Schedule> generate_chimera(const FamilyContext& cx) {
     for (int32_t dir = 0; dir < p.num_directions(); ++dir)
       ls.add_stream(r, one_f_one_b(p, dir, stage_on(p, dir, r, 0)));
   // Among ready actions: the earlier microbatch of its direction first, then a backward first.
-  const int64_t share = mbs_per_direction(p);
-  bool ok = ls.run([share](int32_t, const ListScheduler::Candidate& c, const ListScheduler::RankState&) {
-    int64_t k = c.action.mb.value % share;
+  bool ok = ls.run([&p](int32_t, const ListScheduler::Candidate& c, const ListScheduler::RankState&) {
+    int64_t k = c.action.mb.value - p.first_microbatch(p.direction_of(c.action.mb));
     return std::optional<int64_t>(2 * k + (c.action.kind == ir::ActionKind::F ? 1 : 0));
   });
   if (!ok) return ls.expired() ? std::nullopt : cx.internal("the pipelines could not be merged");

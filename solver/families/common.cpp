@@ -72,8 +72,6 @@ int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t 
   SCHEDC_INTERNAL_ERROR("custom placement has fewer stages on rank " + std::to_string(rank) + " than asked for");
 }
 
-int32_t mbs_per_direction(const ir::Problem& p) { return p.microbatches / p.num_directions(); }
-
 int32_t mb_of(const ir::Problem& p, int32_t direction, int32_t k) { return p.first_microbatch(direction) + k; }
 
 OrderBuilder::OrderBuilder(const ir::Problem& p) {

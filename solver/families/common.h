@@ -64,10 +64,8 @@ std::optional<ir::Schedule> generate_dualpipev(const FamilyContext& cx);
 
 /// The stage rank `rank` runs as its `local`-th stage (0-based, in model order) for `direction`.
 int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t local);
-/// Microbatch `k` of `direction` (direction d numbers its microbatches from d*m/k).
+/// Microbatch `k` of `direction` (its microbatches are numbered from first_microbatch).
 int32_t mb_of(const ir::Problem& p, int32_t direction, int32_t k);
-/// Microbatches per direction.
-int32_t mbs_per_direction(const ir::Problem& p);
 
 /// Per-rank orders under construction. Backward passes go in as the generator means them; the
 /// caller adapts them to the problem's backward mode afterwards (see `adapt_backward`).

@@ -144,13 +144,16 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
     ok = false;
   };
   const bool directions_ok = p.directions == f.directions || (f.any_directions && p.directions >= 2);
-  bool odd_for_two_directions = f.directions == 2 && p.directions <= 2 && p.microbatches % 2 != 0;
+  bool odd_for_two_directions = f.directions == 2 && p.directions <= 2 && p.direction_microbatches.empty() &&
+                                p.microbatches % 2 != 0;
   if (odd_for_two_directions)
     fail("an even number of microbatches (half flow in each direction), got " +
          backtick(std::to_string(p.microbatches)));
-  else if (directions_ok && p.directions > 2 && p.microbatches % p.directions != 0)
+  else if (directions_ok && p.directions > 2 && p.direction_microbatches.empty() && p.microbatches % p.directions != 0)
     fail("a number of microbatches divisible by the " + std::to_string(p.directions) +
          " directions (an equal share each), got " + backtick(std::to_string(p.microbatches)));
+  else if (directions_ok && p.directions > 1 && !p.direction_microbatches.empty() && !f.any_directions)
+    fail("the even split of microbatches between its directions, got `directions = [...]`");
   else if (!directions_ok)
     fail("direction " + backtick(ir::direction_name(f.directions)) + (f.any_directions ? " or more" : "") + ", got " +
          backtick(ir::direction_name(p.directions)));

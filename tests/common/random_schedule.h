@@ -41,6 +41,13 @@ inline ir::Problem random_problem(Rng& rng, const RandomProblemOptions& o = {}) 
   p.microbatches = uniform(rng, 1, o.max_microbatches);
   if (p.directions > 1)
     p.microbatches = p.directions * uniform(rng, 1, std::max(1, (o.max_microbatches + 1) / p.directions));
+  if (p.directions > 1 && uniform(rng, 0, 3) == 0) {
+    // A stated split: at least one microbatch each, the rest (one fewer in all) anywhere.
+    p.microbatches = std::max(p.directions, p.microbatches - 1);
+    p.direction_microbatches.assign(static_cast<size_t>(p.directions), 1);
+    for (int i = p.directions; i < p.microbatches; ++i)
+      ++p.direction_microbatches[static_cast<size_t>(uniform(rng, 0, p.directions - 1))];
+  }
   p.backward = static_cast<BackwardMode>(uniform(rng, 0, 2));
   p.cost.F = PerStage::of(uniform(rng, 1, 3));
   p.cost.B = PerStage::of(uniform(rng, 1, 3));

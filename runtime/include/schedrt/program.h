@@ -49,6 +49,9 @@ struct ProgramInfo {
   int32_t microbatches = 1;
   /// The number of pipelines (1 single, 2 bidirectional, or more); microbatches split evenly.
   int32_t directions = 1;
+  /// Each microbatch's direction when the problem states the split (`directions = [6, 2]`);
+  /// nullptr for the even split (m/directions each, in order).
+  const int32_t* direction_of_mb = nullptr;
   /// stage_to_rank[direction * stages + stage], for every direction.
   const int32_t* stage_to_rank = nullptr;
   /// Per-stage costs in the problem's time units; cost_fb may be nullptr (an overlapped unit then
@@ -73,6 +76,7 @@ struct ProgramInfo {
   int32_t num_directions() const { return directions; }
   int32_t direction_of(int32_t mb) const {
     if (directions <= 1) return 0;
+    if (direction_of_mb) return direction_of_mb[mb];
     const int32_t per = microbatches / directions > 0 ? microbatches / directions : 1;
     return mb / per < directions - 1 ? mb / per : directions - 1;
   }

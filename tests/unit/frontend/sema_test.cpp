@@ -43,6 +43,10 @@ TEST_CASE("sema: `directions = k` sets any number of pipelines; with `direction`
   CHECK(s.problem.directions == 4);
   CHECK(s.given.at(ir::Field::Direction).line == 3);
   CHECK(s.given.at(ir::Field::Direction).col == 14);
+  Spec stated = SPEC_OF("ranks = 4\nmicrobatches = 8\ndirections = [5, 3]\n");
+  CHECK(stated.problem.directions == 2);
+  CHECK(stated.problem.direction_microbatches == std::vector<int32_t>{5, 3});
+  CHECK(stated.problem.direction_of(ir::MbId(5)) == 1);
   Spec one = SPEC_OF("ranks = 4\nmicrobatches = 8\ndirections = 1\n");
   CHECK(one.problem.directions == 1);
   auto r = run("ranks = 4\nmicrobatches = 8\ndirection = bidirectional\ndirections = 4\n");

@@ -31,7 +31,14 @@ int oracle_rank(const Problem& p, int mb, int s) {
   else r = (s / p.ranks) % 2 == 0 ? s % p.ranks : p.ranks - 1 - s % p.ranks;
   // k directions: direction d = mb / (m/k) in pairs, pair d/2 rotated by (d/2)*pp/ceil(k/2) ranks,
   // the second of each pair mirrored.
-  const int k = p.directions, d = k == 1 ? 0 : mb / (p.microbatches / k);
+  // The direction: m/k microbatches each in order, or the stated counts in order.
+  const int k = p.directions;
+  int d = k == 1 ? 0 : mb / (p.microbatches / k);
+  if (!p.direction_microbatches.empty())
+    for (int left = mb, i = 0; i < k; ++i) {
+      d = i;
+      if ((left -= p.direction_microbatches[static_cast<size_t>(i)]) < 0) break;
+    }
   r = (r + (d / 2) * p.ranks / ((k + 1) / 2)) % p.ranks;
   if (d % 2 == 1) r = p.ranks - 1 - r;
   return r;

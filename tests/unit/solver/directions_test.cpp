@@ -176,3 +176,62 @@ TEST_CASE("k directions: Chimera generalised (family `chimera`), and the solver 
   CHECK_FALSE(solver::generate_family("chimera", odd, {}, SourceLoc{}, diags));
   CHECK(diags.str().find("divisible by the 4 directions") != std::string::npos);
 }
+
+TEST_CASE("k directions: a stated split of the microbatches (`directions = [6, 2]`)") {
+  Problem p = directions_problem(4, 8, 2);
+  p.direction_microbatches = {6, 2};
+  CHECK(validate(p).empty());
+  for (int mb = 0; mb < 8; ++mb) CHECK(p.direction_of(MbId(mb)) == (mb < 6 ? 0 : 1));
+  CHECK(p.first_microbatch(0) == 0);
+  CHECK(p.first_microbatch(1) == 6);
+  CHECK(p.microbatches_of(0) == 6);
+  CHECK(p.microbatches_of(1) == 2);
+  // The even rule's constraint (m even for two) gives way to the stated counts.
+  Problem odd = directions_problem(4, 7, 3);
+  odd.direction_microbatches = {3, 2, 2};
+  CHECK(validate(odd).empty());
+  CHECK(odd.direction_of(MbId(4)) == 1);
+  CHECK(odd.direction_of(MbId(5)) == 2);
+  // One count per direction, each at least 1, summing to m.
+  Problem wrong = odd;
+  wrong.direction_microbatches = {3, 4};
+  auto errors = validate(wrong);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].field == Field::Direction);
+  wrong.direction_microbatches = {3, 4, 1};
+  errors = validate(wrong);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("sum to `microbatches` = 7, got a sum of 8") != std::string::npos);
+  wrong.direction_microbatches = {7, 0, 0};
+  CHECK(validate(wrong).size() == 1);
+
+  // Chimera takes it (each direction's own 1F1B over its own microbatches); the solver too.
+  p.cost.F = PerStage::of(1);
+  p.cost.B = PerStage::of(2);
+  p.cost.W = PerStage::of(0);
+  Diagnostics diags;
+  auto chimera = solver::generate_family("chimera", odd, {}, SourceLoc{}, diags);
+  REQUIRE_MESSAGE(chimera, diags.str());
+  CHECK(verify(*chimera).empty());
+  auto two = solver::generate_family("chimera", p, {}, SourceLoc{}, diags);
+  REQUIRE_MESSAGE(two, diags.str());
+  CHECK(verify(*two).empty());
+  solver::SolveResult r = solver::synthesize(p, test::deterministic(2));
+  REQUIRE(r.schedule);
+  CHECK(verify(*r.schedule).empty());
+  CHECK(r.objective <= simulate(*two).timeline->metrics.makespan + 1e-9);
+  CHECK(r.lower_bound <= r.objective + 1e-9);
+  // A family built for the even split says so.
+  Problem dual = directions_problem(4, 8, 2);
+  dual.backward = BackwardMode::Mixed;
+  dual.direction_microbatches = {6, 2};
+  Diagnostics dd;
+  CHECK_FALSE(solver::generate_family("dualpipe", dual, {}, SourceLoc{}, dd));
+  CHECK(dd.str().find("the even split of microbatches between its directions") != std::string::npos);
+
+  // Written as version 4 with the counts, read back.
+  Schedule s = solver::sequential_schedule(p);
+  std::string text = test::check_version_gate(
+      s, 4, "`direction_microbatches` needs version 4 of the format, the document says version 3");
+  CHECK(text.find("\"direction\": \"bidirectional\", \"direction_microbatches\": [6, 2]") != std::string::npos);
+}
