@@ -21,12 +21,12 @@ namespace {
 
 using namespace schedc;
 
-ir::Problem problem(int pp, int m, int k) {
+ir::Problem problem(int pp, int m, int k, ir::BackwardMode backward) {
   ir::Problem p;
   p.ranks = pp;
   p.microbatches = m;
   p.directions = k;
-  p.backward = ir::BackwardMode::Fused;
+  p.backward = backward;
   // F : B : W = 1 : 1 : 1 (a fused backward costs B + W = 2 F), one unit of activations per
   // microbatch and stage, freed by the backward.
   p.cost.F = ir::PerStage::of(1);
@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   CLI::App app{"k directions: bubbles against replica costs"};
   std::vector<int> pps{4, 8, 16}, factors{1, 2, 4, 8}, ks{1, 2, 4, 8};
   double time_limit = 2;
+  std::string backward = "fused";
+  app.add_option("--backward", backward, "fused, or split (the families run B then W; the solver places W)");
   app.add_option("--pp", pps, "ranks");
   app.add_option("--m-factor", factors, "microbatches as multiples of pp");
   app.add_option("--directions", ks, "numbers of directions (rows where k divides m)");
@@ -90,7 +92,7 @@ int main(int argc, char** argv) {
       for (int k : ks) {
         const int m = f * pp;
         if (m % k != 0) continue;
-        ir::Problem p = problem(pp, m, k);
+        ir::Problem p = problem(pp, m, k, backward == "split" ? ir::BackwardMode::Split : ir::BackwardMode::Fused);
         const char* family = k == 1 ? "1f1b" : "chimera";
         Diagnostics diags;
         auto s = solver::generate_family(family, p, {}, SourceLoc{}, diags);

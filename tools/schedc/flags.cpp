@@ -201,6 +201,7 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     return;
   }
   if (placement) p.stage_to_rank.clear();
+  if (direction) p.direction_microbatches.clear();  // a count from the flag: the even split
   if (direction) mark(Field::Direction, "--direction");
   if (placement) mark(Field::Placement, "--placement");
   if (backward) mark(Field::Backward, "--backward");
