@@ -38,14 +38,15 @@ ir::Problem problem(int pp, int m, int k, ir::BackwardMode backward) {
   return p;
 }
 
-// The stage replicas a rank holds (parameters, in stages' worth) and the gradient it sends in
-// the runtime's replica reduction (in stages' worth): for every stage and every other rank holding
-// replicas of it, the larger of the two ranks' replica counts (runtime/src/context.cpp,
-// finish_step). The most of any rank.
+// The stage replicas a rank holds (parameters, in stages' worth) and the gradients it sends in the
+// step's reduction, in stages' worth: as the runtime does it (runtime/src/context.cpp,
+// finish_step: every holder but the root, direction 0's rank, sends the root the replicas it
+// holds; the root sends each other holder the sum), and as a ring all-reduce over the ranks
+// holding each stage would (2 (h-1)/h). The most of any rank.
 struct ReplicaCost {
   int held = 0;
   int sent = 0;
-  double ring = 0;  // the same reduction as a ring all-reduce over the h ranks holding a stage
+  double ring = 0;
 };
 
 ReplicaCost replica_cost(const ir::Problem& p) {
@@ -54,14 +55,14 @@ ReplicaCost replica_cost(const ir::Problem& p) {
   for (int32_t s = 0; s < p.num_stages(); ++s) {
     std::vector<int> count(static_cast<size_t>(p.ranks), 0);
     for (int32_t d = 0; d < p.num_directions(); ++d) ++count[p.rank_of(d, ir::StageId(s)).index()];
-    const auto holders = static_cast<double>(p.ranks - std::count(count.begin(), count.end(), 0));
+    const auto holders = static_cast<int>(p.ranks - std::count(count.begin(), count.end(), 0));
+    const int32_t root = p.rank_of(0, ir::StageId(s)).value;
     for (int32_t r = 0; r < p.ranks; ++r) {
-      held[static_cast<size_t>(r)] += count[static_cast<size_t>(r)];
-      if (count[static_cast<size_t>(r)] > 0) ring[static_cast<size_t>(r)] += 2 * (holders - 1) / holders;
-      if (count[static_cast<size_t>(r)] == 0) continue;
-      for (int32_t q = 0; q < p.ranks; ++q)
-        if (q != r && count[static_cast<size_t>(q)] > 0)
-          sent[static_cast<size_t>(r)] += std::max(count[static_cast<size_t>(r)], count[static_cast<size_t>(q)]);
+      const int n = count[static_cast<size_t>(r)];
+      held[static_cast<size_t>(r)] += n;
+      if (n == 0 || holders == 1) continue;
+      sent[static_cast<size_t>(r)] += r == root ? holders - 1 : n;
+      ring[static_cast<size_t>(r)] += 2.0 * (holders - 1) / holders;
     }
   }
   return {*std::max_element(held.begin(), held.end()), *std::max_element(sent.begin(), sent.end()),

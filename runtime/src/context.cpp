@@ -278,11 +278,13 @@ void ContextImpl::finish_step() {
       buf.resize(st->gradient_bytes());
       st->reduce_gradients(mbs, buf.data());
     }
-  // Stage by stage in ascending order, and within a stage peer by peer in ascending rank order:
-  // every rank meets its peers in one global order of (stage, lower rank, higher rank), so the
-  // blocking exchanges cannot deadlock. Each pair of ranks holding replicas of a stage swaps the
-  // partial gradients of the replicas each holds (in direction order, padded to the larger
-  // count); every holder then sums all k in direction order, so all get the same bits.
+  // The replicas of a stage reduce at its root, the rank holding direction 0's replica: every
+  // other holder sends the partial sums of the replicas it holds (in direction order), the root
+  // adds all k in direction order and sends the sum back, so every holder gets the same bits, as
+  // the sequential reference sums them. Stage by stage, gathers before the broadcast, peers in
+  // ascending rank order: one global order of blocking exchanges, so none can deadlock. Each
+  // holder sends its replicas' gradients once and the root the sum once per other holder: about a
+  // ring all-reduce's volume.
   const int32_t D = info_.num_directions();
   for (int32_t s = 0; s < S; ++s) {
     std::vector<int32_t> mine;  // the directions whose replica of s runs here
@@ -296,32 +298,42 @@ void ContextImpl::finish_step() {
       final_grads_.emplace_back(s, std::move(partial[static_cast<size_t>(s)]));
       continue;
     }
-    std::vector<std::vector<std::byte>> part(static_cast<size_t>(D));
-    for (int32_t d : mine) part[static_cast<size_t>(d)] = std::move(partial[static_cast<size_t>(d * S + s)]);
-    std::vector<std::byte> packed(mine.size() * bytes);
-    for (size_t i = 0; i < mine.size(); ++i)
-      std::copy(part[static_cast<size_t>(mine[i])].begin(), part[static_cast<size_t>(mine[i])].end(),
-                packed.begin() + static_cast<std::ptrdiff_t>(i * bytes));
-    for (int32_t peer = 0; peer < info_.ranks; ++peer) {
-      if (peer == rank_) continue;
-      std::vector<int32_t> theirs;
-      for (int32_t d = 0; d < D; ++d)
-        if (info_.rank_of(d, s) == peer) theirs.push_back(d);
-      if (theirs.empty()) continue;
-      const size_t slots = std::max(mine.size(), theirs.size());
-      std::vector<std::byte> send(slots * bytes), recv(slots * bytes);
-      std::copy(packed.begin(), packed.end(), send.begin());
-      backend_.exchange(peer, send.data(), recv.data(), send.size());
-      for (size_t i = 0; i < theirs.size(); ++i)
-        part[static_cast<size_t>(theirs[i])].assign(recv.begin() + static_cast<std::ptrdiff_t>(i * bytes),
-                                                    recv.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+    const int32_t root = info_.rank_of(0, s);
+    std::vector<std::vector<int32_t>> held(static_cast<size_t>(info_.ranks));  // directions per rank
+    for (int32_t d = 0; d < D; ++d) held[static_cast<size_t>(info_.rank_of(d, s))].push_back(d);
+    std::vector<std::byte> sum;
+    if (rank_ == root) {
+      std::vector<std::vector<std::byte>> part(static_cast<size_t>(D));
+      for (int32_t d : mine) part[static_cast<size_t>(d)] = std::move(partial[static_cast<size_t>(d * S + s)]);
+      for (int32_t peer = 0; peer < info_.ranks; ++peer) {
+        const std::vector<int32_t>& theirs = held[static_cast<size_t>(peer)];
+        if (peer == rank_ || theirs.empty()) continue;
+        std::vector<std::byte> recv(theirs.size() * bytes);
+        backend_.exchange(peer, nullptr, 0, recv.data(), recv.size());
+        for (size_t i = 0; i < theirs.size(); ++i)
+          part[static_cast<size_t>(theirs[i])].assign(recv.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+                                                      recv.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+      }
+      sum = std::move(part[0]);
+      std::vector<std::byte> next(bytes);
+      for (int32_t d = 1; d < D; ++d) {
+        st->add_gradients(sum.data(), part[static_cast<size_t>(d)].data(), next.data());
+        std::swap(sum, next);
+      }
+      for (int32_t peer = 0; peer < info_.ranks; ++peer)
+        if (peer != rank_ && !held[static_cast<size_t>(peer)].empty())
+          backend_.exchange(peer, sum.data(), bytes, nullptr, 0);
+      final_grads_.emplace_back(s, std::move(sum));
+    } else {
+      std::vector<std::byte> packed(mine.size() * bytes);
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const auto& p = partial[static_cast<size_t>(mine[i] * S + s)];
+        std::copy(p.begin(), p.end(), packed.begin() + static_cast<std::ptrdiff_t>(i * bytes));
+      }
+      backend_.exchange(root, packed.data(), packed.size(), nullptr, 0);
+      sum.resize(bytes);  // the replicas here now hold the reduced gradient, as the root's
+      backend_.exchange(root, nullptr, 0, sum.data(), bytes);
     }
-    std::vector<std::byte> sum = std::move(part[0]), next(bytes);
-    for (int32_t d = 1; d < D; ++d) {
-      st->add_gradients(sum.data(), part[static_cast<size_t>(d)].data(), next.data());
-      std::swap(sum, next);
-    }
-    if (info_.rank_of(0, s) == rank_) final_grads_.emplace_back(s, std::move(sum));
   }
 }
 

@@ -77,8 +77,9 @@ class Backend {
 
   /// Blocks until every rank arrived.
   virtual void barrier() = 0;
-  /// Sends `bytes` to `peer` and receives as many from it (replicas' gradients), blocking.
-  virtual void exchange(int32_t peer, const void* send, void* recv, size_t bytes) = 0;
+  /// Sends `send_bytes` to `peer` and receives `recv_bytes` from it (replicas' gradients; either
+  /// may be 0, the peer calling with the two swapped), blocking.
+  virtual void exchange(int32_t peer, const void* send, size_t send_bytes, void* recv, size_t recv_bytes) = 0;
   /// Every rank's blob, at rank 0 (in rank order); other ranks get an empty vector.
   virtual std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& mine) = 0;
   /// Stops every rank: their blocking calls throw Aborted. The first message wins.

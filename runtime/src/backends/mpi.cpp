@@ -73,10 +73,10 @@ class MpiBackend final : public Backend {
     });
   }
 
-  void exchange(int32_t peer, const void* send_data, void* recv_data, size_t bytes) override {
+  void exchange(int32_t peer, const void* send_data, size_t send_bytes, void* recv_data, size_t recv_bytes) override {
     MPI_Request reqs[2];
-    MPI_Irecv(recv_data, static_cast<int>(bytes), MPI_BYTE, peer, kTagExchange, MPI_COMM_WORLD, &reqs[0]);
-    MPI_Isend(send_data, static_cast<int>(bytes), MPI_BYTE, peer, kTagExchange, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Irecv(recv_data, static_cast<int>(recv_bytes), MPI_BYTE, peer, kTagExchange, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend(send_data, static_cast<int>(send_bytes), MPI_BYTE, peer, kTagExchange, MPI_COMM_WORLD, &reqs[1]);
     for (MPI_Request& r : reqs)
       poll(r, [&] { return describe_stuck(rank_, recv(W(-1, -1), peer, 0), options_.timeout_s); });
   }

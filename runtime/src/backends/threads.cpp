@@ -159,8 +159,8 @@ class ThreadsBackend final : public Backend {
 
   // Through the same channels as the program's messages: each rank's program has received all
   // of its messages by now (wait_all), so this pair is next on both channels.
-  void exchange(int32_t peer, const void* send_data, void* recv_data, size_t bytes) override {
-    std::vector<std::byte> out(kHeaderBytes + bytes), in(kHeaderBytes + bytes);
+  void exchange(int32_t peer, const void* send_data, size_t send_bytes, void* recv_data, size_t recv_bytes) override {
+    std::vector<std::byte> out(kHeaderBytes + send_bytes), in(kHeaderBytes + recv_bytes);
     Action marker = W(-1, -1);
     MessageHeader h;
     h.kind = static_cast<int32_t>(marker.kind);
@@ -168,13 +168,14 @@ class ThreadsBackend final : public Backend {
     h.stage = marker.stage;
     h.seq = sent_[static_cast<size_t>(peer)];
     h.src = rank_;
-    h.bytes = static_cast<int64_t>(bytes);
+    h.bytes = static_cast<int64_t>(send_bytes);
     MessageHeader expect = h;
     expect.seq = received_[static_cast<size_t>(peer)];
     expect.src = peer;
-    std::memcpy(out.data() + kHeaderBytes, send_data, bytes);
-    PostedTransfer ps{send(marker, peer, h.seq), h, out.data(), bytes};
-    PostedTransfer pr{recv(marker, peer, expect.seq), expect, in.data(), bytes};
+    expect.bytes = static_cast<int64_t>(recv_bytes);
+    if (send_bytes > 0) std::memcpy(out.data() + kHeaderBytes, send_data, send_bytes);
+    PostedTransfer ps{send(marker, peer, h.seq), h, out.data(), send_bytes};
+    PostedTransfer pr{recv(marker, peer, expect.seq), expect, in.data(), recv_bytes};
     std::atomic<bool> sent{false}, got{false};
     posted_recvs_[static_cast<size_t>(peer)].push_back(Inflight{&pr, &got});
     push(ps, &sent);
@@ -185,7 +186,7 @@ class ThreadsBackend final : public Backend {
           return "rank " + std::to_string(rank_) + " waited " + seconds() + " for rank " + std::to_string(peer) +
                  " to take its replica gradients; " + world_.peer_status(peer);
         });
-    std::memcpy(recv_data, in.data() + kHeaderBytes, bytes);
+    if (recv_bytes > 0) std::memcpy(recv_data, in.data() + kHeaderBytes, recv_bytes);
   }
 
   std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& mine) override {

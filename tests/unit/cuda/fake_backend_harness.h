@@ -113,7 +113,7 @@ class DeviceStages final : public Backend {
   void wait(int32_t g, std::span<const int32_t> w) override { b_.wait(g, w); }
   void wait_all() override { b_.wait_all(); }
   void barrier() override { b_.barrier(); }
-  void exchange(int32_t p, const void* s, void* r, size_t n) override { b_.exchange(p, s, r, n); }
+  void exchange(int32_t p, const void* s, size_t sn, void* r, size_t rn) override { b_.exchange(p, s, sn, r, rn); }
   std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& m) override { return b_.gather(m); }
   void abort(const std::string& m) override { b_.abort(m); }
   void* allocate(size_t n) override { return b_.allocate(n); }
@@ -150,14 +150,16 @@ struct Program {
   std::vector<double> cost;
   ProgramInfo info;
 
-  Program(const std::string& family, int32_t pp, int32_t vpp, int32_t m) {
+  /// `directions` > 0 sets the number of directions (else the family's default).
+  Program(const std::string& family, int32_t pp, int32_t vpp, int32_t m, int32_t directions = 0) {
     using namespace schedc;
     ir::Problem p;
     p.ranks = pp;
     p.stages_per_rank = vpp;
     p.microbatches = m;
-    solver::apply_family_defaults(*solver::find_family(family),
-                                  {ir::Field::Ranks, ir::Field::StagesPerRank, ir::Field::Microbatches}, p);
+    std::vector<ir::Field> given = {ir::Field::Ranks, ir::Field::StagesPerRank, ir::Field::Microbatches};
+    if (directions > 0) p.directions = directions, given.push_back(ir::Field::Direction);
+    solver::apply_family_defaults(*solver::find_family(family), given, p);
     Diagnostics diags;
     auto sched = solver::generate_family(family, p, {}, SourceLoc{}, diags);
     REQUIRE_MESSAGE(sched, diags.str());

@@ -17,10 +17,12 @@ TEST_CASE("lowered programs run on the local cuda backend and match the referenc
   struct Case {
     const char* family;
     int32_t pp, vpp, m;
+    int32_t directions = 0;
   };
-  for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8},
-                 Case{"interleaved-1f1b", 2, 2, 4}, Case{"zb-h1", 3, 1, 6}}) {
-    Program p(c.family, c.pp, c.vpp, c.m);
+  for (Case c :
+       {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"interleaved-1f1b", 2, 2, 4},
+        Case{"zb-h1", 3, 1, 6}, Case{"chimera", 4, 1, 8, 4}, Case{"chimera", 3, 1, 9, 3}}) {
+    Program p(c.family, c.pp, c.vpp, c.m, c.directions);
     for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
       Outcome r = run(Mode::Local, p.info, options(), seed);
       INFO(c.family << ", seed " << seed << ": " << r.out << r.failure);

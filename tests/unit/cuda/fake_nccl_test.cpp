@@ -12,10 +12,13 @@ TEST_CASE("NCCL mode: one NCCL group per posted group, issued in order, on the s
   struct Case {
     const char* family;
     int32_t pp, vpp, m;
+    int32_t directions = 0;
   };
+  // Chimera with four directions: every stage's four replicas reduced through the backend.
   for (Mode mode : {Mode::Nccl, Mode::NcclCollectives})
-    for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"zb-h2", 3, 1, 6}}) {
-      Program p(c.family, c.pp, c.vpp, c.m);
+    for (Case c : {Case{"1f1b", 4, 1, 8}, Case{"zb-v", 4, 2, 8}, Case{"dualpipe", 4, 1, 8}, Case{"zb-h2", 3, 1, 6},
+                   Case{"chimera", 4, 1, 8, 4}}) {
+      Program p(c.family, c.pp, c.vpp, c.m, c.directions);
       RunOptions o = options();
       o.steps = 2;
       for (uint64_t seed = 1; seed <= kSeeds; ++seed) {

@@ -66,10 +66,10 @@ std::vector<std::vector<std::byte>> InProcess::gather(int32_t rank, const std::v
   return all;
 }
 
-void InProcess::exchange(int32_t rank, int32_t peer, const void* send, void* recv, size_t bytes) {
+void InProcess::exchange(int32_t rank, int32_t peer, const void* send, size_t send_bytes, void* recv, size_t bytes) {
   std::unique_lock<std::mutex> lock(mu);
   const auto* p = static_cast<const std::byte*>(send);
-  mail_[static_cast<size_t>(rank * size_ + peer)].emplace_back(p, p + bytes);
+  mail_[static_cast<size_t>(rank * size_ + peer)].emplace_back(p, p + send_bytes);
   cv.notify_all();
   auto& inbox = mail_[static_cast<size_t>(peer * size_ + rank)];
   auto deadline = Clock::now() + std::chrono::duration<double>(options_.timeout_s);
@@ -82,7 +82,7 @@ void InProcess::exchange(int32_t rank, int32_t peer, const void* send, void* rec
     throw Error("rank " + std::to_string(rank) + " expected " + std::to_string(bytes) +
                 " bytes of replica gradients from rank " + std::to_string(peer) + ", got " +
                 std::to_string(inbox.front().size()));
-  std::memcpy(recv, inbox.front().data(), bytes);
+  if (bytes > 0) std::memcpy(recv, inbox.front().data(), bytes);
   inbox.pop_front();
 }
 

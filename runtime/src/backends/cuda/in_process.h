@@ -41,7 +41,7 @@ class InProcess {
   /// Host barrier with the watchdog's deadline.
   void barrier(int32_t rank);
   std::vector<std::vector<std::byte>> gather(int32_t rank, const std::vector<std::byte>& mine);
-  void exchange(int32_t rank, int32_t peer, const void* send, void* recv, size_t bytes);
+  void exchange(int32_t rank, int32_t peer, const void* send, size_t send_bytes, void* recv, size_t recv_bytes);
 
   void publish(int32_t rank, uint64_t status);
   /// "rank 2 is running `F3.s2`".

@@ -85,8 +85,8 @@ class LocalBackend final : public CudaBackend {
     group_.barrier(rank_);
     mark_step_start();
   }
-  void exchange(int32_t peer, const void* send, void* recv, size_t bytes) override {
-    group_.exchange(rank_, peer, send, recv, bytes);
+  void exchange(int32_t peer, const void* send, size_t send_bytes, void* recv, size_t recv_bytes) override {
+    group_.exchange(rank_, peer, send, send_bytes, recv, recv_bytes);
   }
   std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& mine) override {
     drain("its work");

@@ -105,21 +105,27 @@ class NcclBackend final : public CudaBackend {
     mark_step_start();
   }
 
-  void exchange(int32_t peer, const void* send_data, void* recv_data, size_t bytes) override {
+  void exchange(int32_t peer, const void* send_data, size_t send_bytes, void* recv_data, size_t recv_bytes) override {
     if (group_) {
-      group_->exchange(rank_, peer, send_data, recv_data, bytes);
+      group_->exchange(rank_, peer, send_data, send_bytes, recv_data, recv_bytes);
       return;
     }
-    auto* buf = static_cast<std::byte*>(staging(2 * bytes));
+    // A side with nothing to move posts nothing (the peer's call has the sizes swapped).
+    auto* buf = static_cast<std::byte*>(staging(send_bytes + recv_bytes));
     std::string what = "for rank " + std::to_string(peer) + "'s replica gradients";
-    check(cudaMemcpyAsync(buf, send_data, bytes, cudaMemcpyHostToDevice, dev_.comm), "cudaMemcpyAsync");
+    if (send_bytes > 0)
+      check(cudaMemcpyAsync(buf, send_data, send_bytes, cudaMemcpyHostToDevice, dev_.comm), "cudaMemcpyAsync");
     check(x_.ncclGroupStart(), "ncclGroupStart");
-    check(x_.ncclSend(buf, bytes, ncclUint8, peer, comm_, dev_.comm), "ncclSend", comm_);
-    check(x_.ncclRecv(buf + bytes, bytes, ncclUint8, peer, comm_, dev_.comm), "ncclRecv", comm_);
+    if (send_bytes > 0) check(x_.ncclSend(buf, send_bytes, ncclUint8, peer, comm_, dev_.comm), "ncclSend", comm_);
+    if (recv_bytes > 0)
+      check(x_.ncclRecv(buf + send_bytes, recv_bytes, ncclUint8, peer, comm_, dev_.comm), "ncclRecv", comm_);
     check(x_.ncclGroupEnd(), "ncclGroupEnd", comm_);
     collective_done(what);
-    check(cudaMemcpyAsync(recv_data, buf + bytes, bytes, cudaMemcpyDeviceToHost, dev_.comm), "cudaMemcpyAsync");
-    collective_done(what);
+    if (recv_bytes > 0) {
+      check(cudaMemcpyAsync(recv_data, buf + send_bytes, recv_bytes, cudaMemcpyDeviceToHost, dev_.comm),
+            "cudaMemcpyAsync");
+      collective_done(what);
+    }
   }
 
   std::vector<std::vector<std::byte>> gather(const std::vector<std::byte>& mine) override {
