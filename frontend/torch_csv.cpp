@@ -483,21 +483,19 @@ class Importer {
     SourceLoc at;
   };
 
-  // Microbatches split between `dirs` directions as ir::Problem::direction_of does: as the spec
-  // states them, else evenly.
-  int32_t direction_of(int32_t dirs, ir::MbId mb) const {
-    if (dirs == p_.directions && !p_.direction_microbatches.empty()) return p_.direction_of(mb);
-    const int32_t per = std::max(p_.microbatches / dirs, 1);
-    return std::min(mb.value / per, dirs - 1);
-  }
-
-  // The first row seen for each (direction, stage); later actions on another row are conflicts.
+  // The first row seen for each (direction, stage) when the file has `dirs` directions (split as
+  // the spec states them, else evenly: ir::Problem::direction_of); later actions on another row
+  // are conflicts.
   std::vector<std::vector<Seat>> seats(int32_t dirs, bool report) {
     const bool several = dirs > 1;
+    ir::Problem split;
+    split.microbatches = p_.microbatches;
+    split.directions = dirs;
+    if (dirs == p_.directions) split.direction_microbatches = p_.direction_microbatches;
     std::vector<std::vector<Seat>> seat(static_cast<size_t>(dirs),
                                         std::vector<Seat>(static_cast<size_t>(p_.num_stages())));
     for_each_action([&](int32_t row, Action a, SourceLoc at) {
-      int32_t dir = direction_of(dirs, a.mb);
+      int32_t dir = split.direction_of(a.mb);
       Seat& st = seat[static_cast<size_t>(dir)][a.stage.index()];
       if (st.row < 0) {
         st = Seat{row, at};

@@ -108,12 +108,18 @@ bool set_enum(const std::optional<std::string>& text, const char* flag, std::opt
   return true;
 }
 
-// `--direction`: `single`, `bidirectional` or a number of directions (range-checked by validate).
-std::optional<int32_t> parse_direction_flag(std::string_view s) {
-  if (auto named = ir::parse_direction(s)) return named;
+// A flag's whole number; one out of the problem's range is validate()'s range error, as for any
+// other source.
+std::optional<int32_t> whole_number(std::string_view s) {
   std::optional<double> x = parse_number(s);
   if (!x || *x != std::floor(*x) || std::abs(*x) > 1e9) return std::nullopt;
   return static_cast<int32_t>(*x);
+}
+
+// `--direction`: `single`, `bidirectional` or a number of directions.
+std::optional<int32_t> parse_direction_flag(std::string_view s) {
+  if (auto named = ir::parse_direction(s)) return named;
+  return whole_number(s);
 }
 
 }  // namespace
@@ -178,14 +184,13 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     if (spec.stages_per_rank_auto) {
       p.stages_per_rank = 1;
     } else {
-      // A whole number out of range is the problem's range error, as for any other source.
-      std::optional<double> x = parse_number(*vpp);
-      if (!x || *x != std::floor(*x) || std::abs(*x) > 1e9) {
+      std::optional<int32_t> x = whole_number(*vpp);
+      if (!x) {
         error = "--vpp: expected `auto` or a whole number in 1.." + std::to_string(ir::kMaxStagesPerRank) + ", got `" +
                 *vpp + "`";
         return;
       }
-      p.stages_per_rank = static_cast<int32_t>(*x);
+      p.stages_per_rank = *x;
     }
     mark(Field::StagesPerRank, "--vpp");
   }
@@ -201,8 +206,10 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     return;
   }
   if (placement) p.stage_to_rank.clear();
-  if (direction) p.direction_microbatches.clear();  // a count from the flag: the even split
-  if (direction) mark(Field::Direction, "--direction");
+  if (direction) {
+    p.direction_microbatches.clear();  // a count from the flag: the even split
+    mark(Field::Direction, "--direction");
+  }
   if (placement) mark(Field::Placement, "--placement");
   if (backward) mark(Field::Backward, "--backward");
   if (objective) mark(Field::Objective, "--objective");

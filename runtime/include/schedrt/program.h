@@ -47,7 +47,8 @@ struct ProgramInfo {
   int32_t ranks = 1;
   int32_t stages = 1;
   int32_t microbatches = 1;
-  /// The number of pipelines (1 single, 2 bidirectional, or more); microbatches split evenly.
+  /// The number of pipelines (1 single, 2 bidirectional, or more); microbatches split evenly
+  /// unless direction_of_mb says otherwise.
   int32_t directions = 1;
   /// Each microbatch's direction when the problem states the split (`directions = [6, 2]`);
   /// nullptr for the even split (m/directions each, in order).

@@ -33,6 +33,13 @@ Problem directions_problem(int pp, int m, int k) {
   return p;
 }
 
+// Chimera's setting: a forward as long as the whole backward (F = 1, B + W = 2).
+void chimera_costs(Problem& p) {
+  p.cost.F = PerStage::of(1);
+  p.cost.B = PerStage::of(2);
+  p.cost.W = PerStage::of(0);
+}
+
 }  // namespace
 
 TEST_CASE("k directions: pairs of mirrored pipelines, each pair rotated; two are Chimera's mirror") {
@@ -106,7 +113,7 @@ TEST_CASE("k directions: a replica per direction, its static memory counted on i
   for (int r = 0; r < 4; ++r) CHECK(eight.static_of(RankId(r)) == 8);
 }
 
-TEST_CASE("k directions: the greedy's schedule verifies, simulates and sends along each direction") {
+TEST_CASE("k directions: the sequential schedule verifies and simulates; an action off its direction's rank does not") {
   for (int k : {3, 4}) {
     CAPTURE(k);
     Problem p = directions_problem(4, 4 * k, k);
@@ -115,7 +122,7 @@ TEST_CASE("k directions: the greedy's schedule verifies, simulates and sends alo
     CHECK(verify(s).empty());
     auto sim = simulate(s);
     REQUIRE(sim.timeline);
-    // Swap two directions' ranks in one action: the verifier names the rank its direction needs.
+    // Move one action of direction 2 to the next rank: the verifier names the rank its direction needs.
     Schedule bad = s;
     auto& r0 = bad.ranks[0];
     auto it = std::find_if(r0.begin(), r0.end(), [&](Action a) { return p.direction_of(a.mb) == 2; });
@@ -123,8 +130,13 @@ TEST_CASE("k directions: the greedy's schedule verifies, simulates and sends alo
     Action moved = *it;
     REQUIRE(p.rank_of(moved.mb, moved.stage).value == 0);
     r0.erase(it);
-    bad.ranks[static_cast<size_t>((p.rank_of(moved.mb, moved.stage).value + 1) % p.ranks)].push_back(moved);
-    CHECK_FALSE(verify(bad).empty());
+    bad.ranks[1].push_back(moved);
+    auto errors = verify(bad);
+    REQUIRE_FALSE(errors.empty());
+    const std::string expected = " is on rank 1, but stage " + std::to_string(moved.stage.value) +
+                                 " (direction 2) belongs to rank 0";
+    CHECK(std::any_of(errors.begin(), errors.end(),
+                      [&](const auto& e) { return e.message.find(expected) != std::string::npos; }));
   }
 }
 
@@ -148,9 +160,7 @@ TEST_CASE("k directions: Chimera generalised (family `chimera`), and the solver 
   for (int k : {3, 4}) {
     CAPTURE(k);
     Problem p = directions_problem(4, 4 * k, k);
-    p.cost.F = PerStage::of(1);
-    p.cost.B = PerStage::of(2);
-    p.cost.W = PerStage::of(0);
+    chimera_costs(p);
     Diagnostics diags;
     auto chimera = solver::generate_family("chimera", p, {}, SourceLoc{}, diags);
     REQUIRE_MESSAGE(chimera, diags.str());
@@ -206,9 +216,7 @@ TEST_CASE("k directions: a stated split of the microbatches (`directions = [6, 2
   CHECK(validate(wrong).size() == 1);
 
   // Chimera takes it (each direction's own 1F1B over its own microbatches); the solver too.
-  p.cost.F = PerStage::of(1);
-  p.cost.B = PerStage::of(2);
-  p.cost.W = PerStage::of(0);
+  chimera_costs(p);
   Diagnostics diags;
   auto chimera = solver::generate_family("chimera", odd, {}, SourceLoc{}, diags);
   REQUIRE_MESSAGE(chimera, diags.str());
