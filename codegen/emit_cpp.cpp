@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "schedrt/program.h"  // OpCode, the compact tables' op codes
+
 namespace schedc::codegen {
 namespace {
 
@@ -40,7 +42,7 @@ std::string comment_safe(std::string s) {
 }
 
 std::string action(Action a) {
-  static const char* const kNames[] = {"F", "B", "W", "BW"};
+  static const char* const kNames[] = {"F", "B", "W", "BW", "R"};
   return std::string(kNames[static_cast<int>(a.kind)]) + "(" + std::to_string(a.mb.value) + ", " +
          std::to_string(a.stage.value) + ")";
 }
@@ -71,6 +73,7 @@ std::string call(const Program& p, RankId rank, const Op& op) {
         case ActionKind::B: return "ctx.backward_input" + args;
         case ActionKind::W: return "ctx.backward_weight" + args;
         case ActionKind::BW: return "ctx.backward" + args;
+        case ActionKind::R: return "ctx.recompute" + args;
       }
       return "";
     }
@@ -138,7 +141,7 @@ std::string table_op(const Program& p, RankId rank, const Op& op, int32_t& trans
         a = action(op.action.kind == ActionKind::F ? op.action : *op.partner);
         b = action(op.action.kind == ActionKind::F ? *op.partner : op.action);
       } else {
-        static const char* const kCodes[] = {"Forward", "BackwardInput", "BackwardWeight", "Backward"};
+        static const char* const kCodes[] = {"Forward", "BackwardInput", "BackwardWeight", "Backward", "Recompute"};
         code = kCodes[static_cast<int>(op.action.kind)];
         a = b = action(op.action);
       }
@@ -187,7 +190,9 @@ std::vector<int32_t> compact_table(const Program& p, RankId rank) {
           a = op.action.kind == ActionKind::F ? op.action : *op.partner;
           b = op.action.kind == ActionKind::F ? *op.partner : op.action;
         } else {
-          code = static_cast<int32_t>(op.action.kind);  // Forward, BackwardInput, BackwardWeight, Backward
+          // Forward, BackwardInput, BackwardWeight, Backward; Recompute after WaitAll
+          code = op.action.kind == ActionKind::R ? static_cast<int32_t>(schedrt::OpCode::Recompute)
+                                                 : static_cast<int32_t>(op.action.kind);
         }
         break;
       case OpKind::Post:
@@ -297,8 +302,18 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
     for (int32_t mb = 0; mb < pb.microbatches; ++mb) dir.push_back(pb.direction_of(MbId(mb)));
     out += array("int32_t", "kDirectionOf", dir, ints);
   }
-  std::vector<double> f, b, w, fb;
+  // The checkpointed forwards: those the schedule recomputes.
+  std::vector<int32_t> checkpointed;
+  for (const RankProgram& rp : p.ranks)
+    for (const Op& op : rp.ops)
+      if (op.kind == OpKind::Compute && op.action.kind == ActionKind::R) {
+        if (checkpointed.empty()) checkpointed.assign(static_cast<size_t>(pb.microbatches) * static_cast<size_t>(S), 0);
+        checkpointed[static_cast<size_t>(op.action.mb.value) * static_cast<size_t>(S) + op.action.stage.index()] = 1;
+      }
+  out += array("uint8_t", "kCheckpointed", checkpointed, ints);
+  std::vector<double> f, b, w, fb, cost_r;
   for (int32_t s = 0; s < S; ++s) {
+    if (pb.cost.R) cost_r.push_back(pb.cost.R->at(static_cast<size_t>(s)));
     f.push_back(pb.cost.F.at(static_cast<size_t>(s)));
     b.push_back(pb.cost.B.at(static_cast<size_t>(s)));
     w.push_back(pb.cost.W.at(static_cast<size_t>(s)));
@@ -306,7 +321,7 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   }
   out += array("double", "kCostF", f, reals) + array("double", "kCostB", b, reals) +
          array("double", "kCostW", w, reals);
-  out += array("double", "kCostFB", fb, reals);
+  out += array("double", "kCostFB", fb, reals) + array("double", "kCostR", cost_r, reals);
   const RuntimeConfig& model = o.runtime;
   if (!model.layers_per_stage.empty()) {
     assert(model.layers_per_stage.size() == static_cast<size_t>(S) && "the model's partition has a count per stage");
@@ -369,6 +384,8 @@ std::string emit_main(const Program& p, const EmitOptions& o) {
   if (!pb.direction_microbatches.empty()) out += "  info.direction_of_mb = kDirectionOf;\n";
   out += "  info.cost_f = kCostF;\n  info.cost_b = kCostB;\n  info.cost_w = kCostW;\n";
   if (pb.cost.FB) out += "  info.cost_fb = kCostFB;\n";
+  if (pb.cost.R) out += "  info.cost_r = kCostR;\n";
+  if (!checkpointed.empty()) out += "  info.checkpointed = kCheckpointed;\n";
   if (!model.layers_per_stage.empty()) {
     out += "  info.layers_per_stage = kLayersPerStage;\n";
     out += std::string("  info.embedding = ") + (model.embedding ? "true" : "false") + ";\n";

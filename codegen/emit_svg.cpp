@@ -133,11 +133,12 @@ std::pair<double, int> tick_step(double at_least) {
 
 // The legend's entries: the kinds this schedule uses, then the tint when some box has it.
 std::vector<std::pair<std::string, std::string>> legend_entries(const std::vector<Box>& boxes, const Tint& tint) {
-  static constexpr std::array<std::pair<const char*, const char*>, 5> kKinds = {{{"F", "F forward"},
+  static constexpr std::array<std::pair<const char*, const char*>, 6> kKinds = {{{"F", "F forward"},
                                                                                  {"B", "B input-gradient backward"},
                                                                                  {"W", "W weight-gradient backward"},
                                                                                  {"BW", "BW fused backward"},
-                                                                                 {"FB", "F|B overlapped unit"}}};
+                                                                                 {"FB", "F|B overlapped unit"},
+                                                                                 {"R", "R recomputed forward"}}};
   auto kind_of = [](const Box& b) { return std::string_view(b.css).substr(0, b.css.find(' ')); };
   std::vector<std::pair<std::string, std::string>> out;
   // Not a structured binding: clang before 16 cannot capture one in the lambda.
@@ -208,7 +209,9 @@ std::string emit_svg(const ir::Schedule& s, const ir::Timeline& t) {
          ".box{stroke:#ffffff;stroke-width:1}\n"
          ".F{fill:#7eaad8}.B{fill:#f2a766}.W{fill:#94c973}.BW{fill:#e57373}.FB{fill:#a98bd4}\n"
          ".F.lt{fill:#bfd6ee}.B.lt{fill:#f8d2b0}.W.lt{fill:#c9e4b8}.BW.lt{fill:#f2b8b8}\n"
-         ".lbl{font-size:10px;text-anchor:middle;fill:#1a1a1a}\n"
+         ".lbl{font-size:10px;text-anchor:middle;fill:#1a1a1a}\n" +
+         // Recomputation's colour only where a schedule has one: other drawings stay as they were.
+         std::string(p.recompute != ir::Recompute::Off ? ".R{fill:#5fb8b0}.R.lt{fill:#b3ddd9}\n" : "") +
          ".row{fill:#f0f0f0}.grid{stroke:#d8d8d8;stroke-width:1}.axis{stroke:#555555;stroke-width:1}\n"
          ".tick{font-size:10px;text-anchor:middle;fill:#333333}.name{fill:#222222}\n"
          ".num{text-anchor:end;fill:#222222}.head{font-size:11px;fill:#555555}\n"

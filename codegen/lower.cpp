@@ -262,6 +262,7 @@ class Lowering {
   // every compute; a buffer a compute reads is that compute's own input, not extra memory.
   void account_memory() {
     const int64_t scale = memory_scale(p_);
+    const ScheduleIndex index(s_);
     for (size_t r = 0; r < R(); ++r) {
       RankProgram& rp = prog_.ranks[r];
       int64_t cur = 0, held = 0, peak = 0;
@@ -274,7 +275,8 @@ class Lowering {
           for (MessageId id : in_[r][u]) held -= to_fixed(msg(id).size, scale);
           // Per action, as ir::peak_memory counts an overlapped unit's two actions.
           for (int32_t k = 0; k < units_[r][u].count; ++k) {
-            cur += to_fixed(memory_delta(p_, action_at(r, units_[r][u], k)), scale);
+            Action a = action_at(r, units_[r][u], k);
+            cur += to_fixed(memory_delta(p_, a, index.checkpointed(a.mb, a.stage)), scale);
             peak = std::max(peak, cur + held);
           }
         }

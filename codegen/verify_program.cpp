@@ -358,6 +358,12 @@ class ProgramVerifier {
   // recomputed here from the program alone).
   void check_memory() {
     const int64_t scale = memory_scale(pb_);
+    // An F whose R the program runs is checkpointed (ir::memory_delta).
+    std::vector<char> checkpointed(num_action_slots(pb_), 0);
+    for (const RankProgram& rp : p_.ranks)
+      for (const Op& op : rp.ops)
+        if (op.kind == OpKind::Compute && op.action.kind == ActionKind::R && in_range(pb_, op.action))
+          checkpointed[action_id(pb_, F(op.action.mb.value, op.action.stage.value)).index()] = 1;
     for (size_t r = 0; r < R(); ++r) {
       const RankProgram& rp = p_.ranks[r];
       int64_t cur = 0, held = 0, peak = 0, peak_held = 0;
@@ -376,7 +382,8 @@ class ProgramVerifier {
         if (op.kind != OpKind::Compute) continue;
         for (int32_t m : consumed_at[i]) held -= to_fixed(p_.messages[static_cast<size_t>(m)].size, scale);
         for (Action a : {op.action, op.partner.value_or(op.action)}) {
-          cur += to_fixed(memory_delta(pb_, a), scale);
+          const bool ck = a.kind == ActionKind::F && in_range(pb_, a) && checkpointed[action_id(pb_, a).index()];
+          cur += to_fixed(memory_delta(pb_, a, ck), scale);
           if (cur + held > peak) peak = cur + held, peak_held = held, peak_op = static_cast<int32_t>(i);
           if (!op.partner) break;
         }

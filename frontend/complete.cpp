@@ -132,7 +132,8 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const ir::FieldLo
            {Field::CostComm, nullptr, &c.comm},
            {Field::CostFB, c.FB ? &*c.FB : nullptr},
            {Field::CostActionOverhead, nullptr, &c.action_overhead},
-           {Field::CostMessageOverhead, nullptr, &c.message_overhead}},
+           {Field::CostMessageOverhead, nullptr, &c.message_overhead},
+           {Field::CostR, c.R ? &*c.R : nullptr}},
           given, units, p.time_unit, errors);
   ir::MemoryModel& m = p.memory;
   resolve(Dimension::Memory,
@@ -140,7 +141,8 @@ std::vector<ir::ProblemError> complete_problem(ir::Problem& p, const ir::FieldLo
            {Field::MemoryB, &m.B},
            {Field::MemoryW, &m.W},
            {Field::MemoryCap, m.cap ? &*m.cap : nullptr},
-           {Field::MemoryStatic, &m.static_memory}},
+           {Field::MemoryStatic, &m.static_memory},
+           {Field::MemoryInput, m.input ? &*m.input : nullptr}},
           given, units, p.memory_unit, errors);
   if (expect) convert_expectations(*expect, p, errors);
   if (!errors.empty()) return errors;

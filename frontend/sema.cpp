@@ -18,10 +18,10 @@ namespace {
 using ast::Value;
 using sema::Context;
 
-constexpr std::array<std::string_view, 18> kTopKeys = {
-    "ranks",         "stages_per_rank", "microbatches", "direction", "directions", "placement",
-    "stage_to_rank", "backward",        "objective",    "cost",      "memory",     "model",
-    "layer",         "embedding",       "head",         "schedule",  "expect",     "runtime"};
+constexpr std::array<std::string_view, 19> kTopKeys = {
+    "ranks",     "stages_per_rank", "microbatches", "direction", "directions", "placement", "stage_to_rank", "backward",
+    "objective", "recompute",       "cost",         "memory",    "model",      "layer",     "embedding",     "head",
+    "schedule",  "expect",          "runtime"};
 
 // Spellings from other tools (Megatron, DeepSpeed, torch.distributed.pipelining) and papers, and
 // keys that belong inside a block.
@@ -49,11 +49,11 @@ constexpr std::array<Alias, 21> kTopAliases = {{
     {"time_limit", "schedule = solve { time_limit = ... }"},
 }};
 
-constexpr std::array<std::string_view, 7> kCostKeys = {
-    "F", "B", "W", "comm", "FB", "action_overhead", "message_overhead"};
+constexpr std::array<std::string_view, 8> kCostKeys = {
+    "F", "B", "W", "comm", "FB", "action_overhead", "message_overhead", "R"};
 constexpr std::array<std::string_view, 2> kModelKeys = {"layers", "partition"};
 constexpr std::array<std::string_view, 5> kPartKeys = {"F", "B", "W", "memory", "static"};
-constexpr std::array<std::string_view, 6> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced"};
+constexpr std::array<std::string_view, 7> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced", "input"};
 
 class Checker {
  public:
@@ -70,6 +70,7 @@ class Checker {
     enum_field(ir::Field::Placement, p_.placement, ir::parse_placement, {"looped", "vshape", "wave", "custom"});
     enum_field(ir::Field::Backward, p_.backward, ir::parse_backward, {"fused", "split", "mixed"});
     enum_field(ir::Field::Objective, p_.objective, ir::parse_objective, {"makespan", "max-span"});
+    enum_field(ir::Field::Recompute, p_.recompute, ir::parse_recompute, {"off", "allowed", "all"});
     stage_to_rank();
     cost();
     memory();
@@ -317,6 +318,7 @@ class Checker {
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.cost.B, kTime);
       else if (e->key.text == "W") per_stage(*e, field, "stage", p_.cost.W, kTime);
       else if (e->key.text == "FB") per_stage(*e, field, "stage", p_.cost.FB, kTime);
+      else if (e->key.text == "R") per_stage(*e, field, "stage", p_.cost.R, kTime);
       else single(*e, field);
     }
   }
@@ -355,6 +357,7 @@ class Checker {
       else if (e->key.text == "B") per_stage(*e, field, "stage", p_.memory.B, kMemory);
       else if (e->key.text == "W") per_stage(*e, field, "stage", p_.memory.W, kMemory);
       else if (e->key.text == "static") per_stage(*e, field, "stage", p_.memory.static_memory, kMemory);
+      else if (e->key.text == "input") per_stage(*e, field, "stage", p_.memory.input, kMemory);
       else if (e->key.text == "balanced") balanced(*e);
       else if (e->value.is(Value::Kind::Word) && e->value.text == "none") {
         p_.memory.cap.reset();

@@ -11,6 +11,7 @@ std::string_view to_string(ActionKind k) {
     case ActionKind::B: return "B";
     case ActionKind::W: return "W";
     case ActionKind::BW: return "BW";
+    case ActionKind::R: return "R";
   }
   return "F";
 }
@@ -44,8 +45,8 @@ std::optional<Action> parse_action(std::string_view t) {
   if (t.starts_with("BW")) {
     a.kind = ActionKind::BW;
     t.remove_prefix(2);
-  } else if (!t.empty() && (t[0] == 'F' || t[0] == 'B' || t[0] == 'W')) {
-    a.kind = t[0] == 'F' ? ActionKind::F : t[0] == 'B' ? ActionKind::B : ActionKind::W;
+  } else if (!t.empty() && (t[0] == 'F' || t[0] == 'B' || t[0] == 'W' || t[0] == 'R')) {
+    a.kind = t[0] == 'F' ? ActionKind::F : t[0] == 'B' ? ActionKind::B : t[0] == 'W' ? ActionKind::W : ActionKind::R;
     t.remove_prefix(1);
   } else {
     return std::nullopt;
@@ -81,7 +82,7 @@ bool in_range(const Problem& p, Action a) {
 }
 
 int32_t messages_of(const Problem& p, Action a) {
-  if (a.kind == ActionKind::W) return 0;
+  if (a.kind == ActionKind::W || a.kind == ActionKind::R) return 0;
   const int32_t s = a.stage.value, d = p.direction_of(a.mb);
   const RankId here = p.rank_of(d, a.stage);
   int32_t n = 0;
@@ -103,6 +104,7 @@ double cost_of(const Problem& p, Action a) {
     case ActionKind::B: work = p.cost.B.at(s); break;
     case ActionKind::W: work = p.cost.W.at(s); break;
     case ActionKind::BW: work = p.cost.B.at(s) + p.cost.W.at(s); break;
+    case ActionKind::R: work = p.cost.R ? p.cost.R->at(s) : p.cost.F.at(s); break;
   }
   return work + overhead_of(p, a);
 }
@@ -112,10 +114,14 @@ double overlap_cost(const Problem& p, Action f, Action b) {
   return cost_of(p, f) + cost_of(p, b);
 }
 
-double memory_delta(const Problem& p, Action a) {
+double memory_delta(const Problem& p, Action a) { return memory_delta(p, a, false); }
+
+double memory_delta(const Problem& p, Action a, bool checkpointed) {
   size_t s = a.stage.index();
+  const double kept = p.memory.input ? p.memory.input->at(s) : 0;
   switch (a.kind) {
-    case ActionKind::F: return p.memory.F.at(s);
+    case ActionKind::F: return checkpointed ? kept : p.memory.F.at(s);
+    case ActionKind::R: return p.memory.F.at(s) - kept;
     case ActionKind::B: return p.memory.B.at(s);
     case ActionKind::W: return p.memory.W.at(s);
     case ActionKind::BW: return -p.memory.F.at(s);

@@ -9,6 +9,7 @@
 namespace schedc::ir {
 
 int32_t DepGraph::canonical_node(const Problem& p, ActionKind kind, int32_t mb, int32_t stage) {
+  if (kind == ActionKind::R) return -1;  // the canonical graph has no recomputation
   const bool fused = p.backward == BackwardMode::Fused;
   if (fused ? (kind == ActionKind::B || kind == ActionKind::W) : kind == ActionKind::BW) return -1;
   const int32_t per = fused ? 2 : 3;
@@ -81,6 +82,10 @@ void DepGraph::add_rule_edges(const Problem& p, std::vector<RawEdge>& out) {
       }
       edge(f, b);
       edge(node(ActionKind::B, mb, s), node(ActionKind::W, mb, s));
+      if (int32_t rc = node(ActionKind::R, mb, s); rc >= 0) {  // a recomputation: after F, before the backward
+        edge(f, rc);
+        edge(rc, b);
+      }
     }
 }
 
@@ -184,6 +189,11 @@ DepGraph::DepGraph(const Problem& p, std::span<const Action> actions)
   mem_.reserve(actions.size());
   const Values values(p, time_scale_, memory_scale_);
   for (Action a : actions) add_node(p, values, a);
+  // An F whose R is among the actions is checkpointed: it keeps only its input (ir::memory_delta).
+  for (Action a : actions)
+    if (a.kind == ActionKind::R)
+      if (int32_t f = node_of(F(a.mb.value, a.stage.value)); f >= 0)
+        mem_[static_cast<size_t>(f)] = to_fixed(memory_delta(p, action_[static_cast<size_t>(f)], true), memory_scale_);
   std::vector<RawEdge> edges;
   edges.reserve(actions.size() * 2);
   add_rule_edges(p, edges);

@@ -24,6 +24,7 @@ enum class Field : uint8_t {
   StageToRank,
   Backward,
   Objective,
+  Recompute,
   CostF,
   CostB,
   CostW,
@@ -31,11 +32,13 @@ enum class Field : uint8_t {
   CostFB,
   CostActionOverhead,
   CostMessageOverhead,
+  CostR,
   MemoryF,
   MemoryB,
   MemoryW,
   MemoryCap,
   MemoryStatic,
+  MemoryInput,
   // what else a spec says about them
   MemoryBalanced,  // `memory { balanced = false }`
   Model,           // `model { ... }`, which derives the costs and memory
@@ -57,6 +60,7 @@ inline constexpr Field kProblemFields[] = {Field::Ranks,
                                            Field::StageToRank,
                                            Field::Backward,
                                            Field::Objective,
+                                           Field::Recompute,
                                            Field::CostF,
                                            Field::CostB,
                                            Field::CostW,
@@ -64,11 +68,13 @@ inline constexpr Field kProblemFields[] = {Field::Ranks,
                                            Field::CostFB,
                                            Field::CostActionOverhead,
                                            Field::CostMessageOverhead,
+                                           Field::CostR,
                                            Field::MemoryF,
                                            Field::MemoryB,
                                            Field::MemoryW,
                                            Field::MemoryCap,
-                                           Field::MemoryStatic};
+                                           Field::MemoryStatic,
+                                           Field::MemoryInput};
 /// The fields whose values are times (in Problem::time_unit) and memory (in memory_unit).
 inline constexpr Field kTimeFields[] = {Field::CostF,
                                         Field::CostB,
@@ -76,9 +82,10 @@ inline constexpr Field kTimeFields[] = {Field::CostF,
                                         Field::CostComm,
                                         Field::CostFB,
                                         Field::CostActionOverhead,
-                                        Field::CostMessageOverhead};
-inline constexpr Field kMemoryFields[] = {Field::MemoryF, Field::MemoryB, Field::MemoryW, Field::MemoryCap,
-                                          Field::MemoryStatic};
+                                        Field::CostMessageOverhead,
+                                        Field::CostR};
+inline constexpr Field kMemoryFields[] = {Field::MemoryF,   Field::MemoryB,      Field::MemoryW,
+                                          Field::MemoryCap, Field::MemoryStatic, Field::MemoryInput};
 
 /// Where each given field was given: a place in a file, or no location for a command-line flag.
 using FieldLocs = std::map<Field, SourceLoc>;

@@ -45,6 +45,7 @@ ojson problem_object(const Problem& p) {
   if (p.cost.FB) cost["FB"] = per_stage(*p.cost.FB);
   if (p.cost.action_overhead != 0) cost["action_overhead"] = json_number(p.cost.action_overhead);
   if (p.cost.message_overhead != 0) cost["message_overhead"] = json_number(p.cost.message_overhead);
+  if (p.cost.R) cost["R"] = per_stage(*p.cost.R);
   j["cost"] = cost;
   ojson mem;
   mem["F"] = per_stage(p.memory.F);
@@ -52,8 +53,11 @@ ojson problem_object(const Problem& p) {
   mem["W"] = per_stage(p.memory.W);
   mem["cap"] = p.memory.cap ? per_stage(*p.memory.cap) : ojson(nullptr);
   if (p.has_static_memory()) mem["static"] = per_stage(p.memory.static_memory);
+  if (p.memory.input) mem["input"] = per_stage(*p.memory.input);
   j["memory"] = mem;
   j["objective"] = to_string(p.objective);
+  // Version 5: recomputation, only when the problem allows it.
+  if (p.recompute != Recompute::Off) j["recompute"] = to_string(p.recompute);
   if (!p.time_unit.empty() || !p.memory_unit.empty()) {
     ojson units;
     if (!p.time_unit.empty()) units["time"] = p.time_unit;
@@ -182,7 +186,7 @@ class Reader {
     size_t errors = found_;
     if (!expect_object(j, ptr,
                        {"ranks", "stages_per_rank", "microbatches", "direction", "directions", "direction_microbatches",
-                        "placement", "stage_to_rank", "backward", "cost", "memory", "objective", "units"}))
+                        "placement", "stage_to_rank", "backward", "cost", "memory", "objective", "units", "recompute"}))
       return std::nullopt;
     Problem p;
     for (const char* key : {"ranks", "microbatches"})
@@ -219,6 +223,10 @@ class Reader {
     enum_key(j, "placement", ptr, p.placement, parse_placement, "`looped`, `vshape`, `wave` or `custom`");
     enum_key(j, "backward", ptr, p.backward, parse_backward, "`fused`, `split` or `mixed`");
     enum_key(j, "objective", ptr, p.objective, parse_objective, "`makespan` or `max-span`");
+    if (j.contains("recompute")) {
+      if (version_ < 5) version_error(ptr + "/recompute", "recompute", 5);
+      else enum_key(j, "recompute", ptr, p.recompute, parse_recompute, "`off`, `allowed` or `all`");
+    }
     if (j.contains("stage_to_rank")) {
       const ojson& s2r = j["stage_to_rank"];
       std::string sp = ptr + "/stage_to_rank";
@@ -239,7 +247,8 @@ class Reader {
       }
     }
     if (j.contains("cost") &&
-        expect_object(j["cost"], ptr + "/cost", {"F", "B", "W", "comm", "FB", "action_overhead", "message_overhead"})) {
+        expect_object(j["cost"], ptr + "/cost",
+                      {"F", "B", "W", "comm", "FB", "action_overhead", "message_overhead", "R"})) {
       const ojson& c = j["cost"];
       std::string cp = ptr + "/cost/";
       for (auto [key, slot] : {std::pair{"F", &p.cost.F}, {"B", &p.cost.B}, {"W", &p.cost.W}})
@@ -258,8 +267,13 @@ class Reader {
                     std::to_string(version_));
         else if (auto v = real(c[key], cp + key)) *slot = *v;
       }
+      if (c.contains("R")) {
+        if (version_ < 5) version_error(cp + "R", "R", 5);
+        else if (auto v = per_stage(c["R"], cp + "R")) p.cost.R = *v;
+      }
     }
-    if (j.contains("memory") && expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap", "static"})) {
+    if (j.contains("memory") &&
+        expect_object(j["memory"], ptr + "/memory", {"F", "B", "W", "cap", "static", "input"})) {
       const ojson& m = j["memory"];
       std::string mp = ptr + "/memory/";
       for (auto [key, slot] : {std::pair{"F", &p.memory.F}, {"B", &p.memory.B}, {"W", &p.memory.W}})
@@ -273,6 +287,10 @@ class Reader {
                 "`static` needs version 2 of the format, the document says version 1");
         else if (auto v = per_stage(m["static"], mp + "static")) p.memory.static_memory = *v;
       }
+      if (m.contains("input")) {
+        if (version_ < 5) version_error(mp + "input", "input", 5);
+        else if (auto v = per_stage(m["input"], mp + "input")) p.memory.input = *v;
+      }
     }
     if (j.contains("units")) units(j["units"], ptr + "/units", p);
     if (found_ != errors) return std::nullopt;
@@ -283,6 +301,12 @@ class Reader {
     }
     if (found_ != errors) return std::nullopt;
     return p;
+  }
+
+  void version_error(const std::string& ptr, const char* key, int needed) {
+    error(ptr, DiagKind::BadFormatVersion,
+          "`" + std::string(key) + "` needs version " + std::to_string(needed) +
+              " of the format, the document says version " + std::to_string(version_));
   }
 
   // `"units": {"time": "ms", "memory": "GiB"}` (version 2): what the problem's numbers count.
@@ -462,10 +486,12 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   std::string out = "{\n";
   out += "  \"format\": \"schedc.schedule\",\n";
   // Version 2 adds the problem's `units` and `memory.static`, version 3 the cost's overheads,
-  // version 4 `directions` (more than two) and `direction_microbatches`; a document is written in the lowest version
+  // version 4 `directions` (more than two) and `direction_microbatches`, version 5 recomputation
+  // (`recompute`, `cost.R`, `memory.input` and R actions); a document is written in the lowest version
   // that holds it, so a problem without any of them is version 1, byte for byte what earlier releases wrote.
   const Problem& p = s.problem;
-  int version = p.directions > 2 || !p.direction_microbatches.empty()                     ? 4
+  int version = p.recompute != Recompute::Off                                             ? 5
+                : p.directions > 2 || !p.direction_microbatches.empty()                   ? 4
                 : p.cost.has_overheads()                                                  ? 3
                 : !p.time_unit.empty() || !p.memory_unit.empty() || p.has_static_memory() ? 2
                                                                                           : 1;
@@ -559,12 +585,16 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
              "expected format `schedc.schedule`, got " + backtick(doc["format"].dump()));
     return std::nullopt;
   }
-  if (doc["version"] != 1 && doc["version"] != 2 && doc["version"] != 3 && doc["version"] != 4) {
+  const ojson& v = doc["version"];
+  int known = 0;
+  for (int k = 1; k <= 5; ++k)
+    if (v == k) known = k;
+  if (known == 0) {
     rd.error("/version", DiagKind::BadFormatVersion,
-             "unsupported version " + backtick(doc["version"].dump()) + ", expected `1`, `2`, `3` or `4`");
+             "unsupported version " + backtick(v.dump()) + ", expected `1`, `2`, `3`, `4` or `5`");
     return std::nullopt;
   }
-  rd.version_ = doc["version"] == 4 ? 4 : doc["version"] == 3 ? 3 : doc["version"] == 2 ? 2 : 1;
+  rd.version_ = known;
   auto problem = rd.problem(doc["problem"], "/problem");
   if (!problem) return std::nullopt;
   Schedule s;

@@ -305,7 +305,23 @@ LowerBound lower_bound(const Problem& p) {
     } else {
       offer(jackson_bound(g, jobs), rank + "its work between the earliest start and the latest finish");
     }
-    auto cap = p.cap_of(RankId(r));
+    if (p.recompute == Recompute::All) {
+      // Every (microbatch, stage) of the rank also recomputes, after its F (no earlier than the
+      // rank's earliest head) and before its backward (no later than the least tail allows).
+      Wide redo = 0, first = kNever, last = kNever;
+      for (int32_t j : jobs) {
+        const Action a = g.act(static_cast<size_t>(j));
+        if (a.kind == ActionKind::F) redo += to_fixed(cost_of(p, R(a.mb.value, a.stage.value)), scale);
+        first = std::min<Wide>(first, g.head[static_cast<size_t>(j)]);
+        last = std::min<Wide>(last, g.tail[static_cast<size_t>(j)]);
+      }
+      offer(p.objective == Objective::MaxSpan ? work + redo : first + work + redo + last,
+            rank + "its work and every recomputation (`recompute = all`)");
+    }
+    // Recomputation changes what a microbatch holds when (a checkpointed F keeps its input only):
+    // the memory terms below assume every F keeps all it adds, so with recomputation none is
+    // offered, and the bound is the uncapped one (a schedule's R's only add work and order).
+    auto cap = p.recompute == Recompute::Off ? p.cap_of(RankId(r)) : std::nullopt;
     RankTerms t;
     if (cap) t = memory_terms(p, g, c, jobs, mem, chains, to_fixed(*cap, mscale));
     if (p.objective == Objective::Makespan)

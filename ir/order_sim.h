@@ -42,7 +42,8 @@ class OrderSimulator {
   int64_t memory(int32_t node) const { return graph_.memory(node); }
   /// A rank's cap at ir::memory_scale, or -1 when unlimited.
   int64_t cap(size_t rank) const { return cap_[rank]; }
-  /// The dependencies of a node (at most two), each with its lag in ticks.
+  /// The dependencies of a node (at most three: a backward waits for its F, the next stage's
+  /// backward and its R), each with its lag in ticks.
   using Pred = DepGraph::Edge;
   const Pred* preds_begin(int32_t node) const { return graph_.preds(node).data(); }
   int32_t num_preds(int32_t node) const { return static_cast<int32_t>(graph_.preds(node).size()); }

@@ -16,6 +16,7 @@ namespace {
 constexpr std::array<std::string_view, 4> kPlacementNames = {"looped", "vshape", "wave", "custom"};
 constexpr std::array<std::string_view, 3> kBackwardNames = {"fused", "split", "mixed"};
 constexpr std::array<std::string_view, 2> kObjectiveNames = {"makespan", "max-span"};
+constexpr std::array<std::string_view, 3> kRecomputeNames = {"off", "allowed", "all"};
 
 template <class Enum, size_t N>
 std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
@@ -34,6 +35,7 @@ std::string direction_name(int32_t directions) {
 std::string_view to_string(PlacementKind p) { return kPlacementNames[static_cast<size_t>(p)]; }
 std::string_view to_string(BackwardMode b) { return kBackwardNames[static_cast<size_t>(b)]; }
 std::string_view to_string(Objective o) { return kObjectiveNames[static_cast<size_t>(o)]; }
+std::string_view to_string(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
 
 std::optional<int32_t> parse_direction(std::string_view s) {
   if (s == "single") return 1;
@@ -49,6 +51,7 @@ std::optional<Objective> parse_objective(std::string_view s) {
   if (s == "max_span") return Objective::MaxSpan;  // also accepted with an underscore
   return parse_name<Objective>(kObjectiveNames, s);
 }
+std::optional<Recompute> parse_recompute(std::string_view s) { return parse_name<Recompute>(kRecomputeNames, s); }
 
 double PerStage::max() const {
   if (values.empty()) return uniform;
@@ -168,6 +171,39 @@ void check_per_stage(const PerStage& v, size_t expected, const char* what, Field
     }
 }
 
+// Recomputation needs what a checkpointed F keeps (`memory.input`), from 0 to the F's own memory;
+// without recomputation neither `input` nor the R cost means anything, so stating them is an error.
+void check_recompute(const Problem& p, size_t stages, std::vector<ProblemError>& out) {
+  if (p.cost.R) check_per_stage(*p.cost.R, stages, "stage", Field::CostR, true, out);
+  if (p.memory.input) check_per_stage(*p.memory.input, stages, "stage", Field::MemoryInput, true, out);
+  if (p.recompute == Recompute::Off) {
+    for (auto [given, field] :
+         {std::pair{p.cost.R.has_value(), Field::CostR}, {p.memory.input.has_value(), Field::MemoryInput}})
+      if (given)
+        out.push_back({field, DiagKind::BadValue,
+                       "`" + std::string(to_string(field)) +
+                           "` only matters with recomputation: add `recompute = allowed` (or `all`), or remove it"});
+    return;
+  }
+  if (!p.memory.input) {
+    out.push_back({Field::Recompute, DiagKind::MissingKey,
+                   "`recompute = " + std::string(to_string(p.recompute)) +
+                       "` needs `memory.input`: what a checkpointed forward keeps until its recomputation "
+                       "(its stage's input), e.g. `memory { input = 0.1 }`"});
+    return;
+  }
+  if (!out.empty()) return;
+  for (size_t s = 0; s < stages; ++s) {
+    double in = p.memory.input->at(s), f = p.memory.F.at(s);
+    if (in <= f) continue;
+    out.push_back({Field::MemoryInput, DiagKind::BadValue,
+                   "`memory.input` of stage " + std::to_string(s) + " (" + format_number(in) +
+                       ") is more than the forward's own memory `memory.F` (" + format_number(f) +
+                       "): a checkpointed forward keeps part of what it would keep"});
+    return;
+  }
+}
+
 // The simulator times in ticks of 1 / time_scale and counts memory in units of 1 / memory_scale
 // (the finest decimal any value needs, at most 1e-6), in int64: every sum must stay below
 // kMaxFixedSum. Sums bounded from the problem alone: every start and end is at most the total of
@@ -183,9 +219,13 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
     long double per = static_cast<long double>(p.cost.F.at(i)) + p.cost.B.at(i) + p.cost.W.at(i) + 3.0L * p.cost.comm +
                       3.0L * p.cost.action_overhead + 4.0L * p.cost.message_overhead;
     if (p.cost.FB) per += p.cost.FB->at(i);
+    if (p.cost.R) per += p.cost.R->at(i) + p.cost.action_overhead;
+    else if (p.recompute != Recompute::Off) per += p.cost.F.at(i) + p.cost.action_overhead;
     time += m * per;
+    // A checkpointed F and its R add F in two parts (input, F - input): at most 2|F| + |input|.
     long double mem = std::abs(static_cast<long double>(p.memory.F.at(i))) + std::abs(p.memory.B.at(i)) +
                       std::abs(p.memory.W.at(i));
+    if (p.memory.input) mem += std::abs(static_cast<long double>(p.memory.F.at(i))) + std::abs(p.memory.input->at(i));
     for (int32_t d = 0; d < p.num_directions(); ++d) memory[p.rank_of(d, StageId(s)).index()] += m * mem;
   }
   const auto limit = static_cast<long double>(kMaxFixedSum);
@@ -231,7 +271,7 @@ std::vector<ProblemError> validate(const Problem& p) {
     sizes_ok = false;
   }
   if (!sizes_ok) return out;
-  int64_t actions = int64_t{3} * p.microbatches * p.num_stages();
+  int64_t actions = int64_t{p.recompute == Recompute::Off ? 3 : 4} * p.microbatches * p.num_stages();
   if (actions > kMaxActions) {
     out.push_back({Field::Microbatches, DiagKind::OutOfRange,
                    "the problem has " + std::to_string(actions) + " actions, more than the limit of " +
@@ -312,6 +352,7 @@ std::vector<ProblemError> validate(const Problem& p) {
   check_per_stage(p.memory.W, stages, "stage", Field::MemoryW, false, out);
   if (p.memory.cap) check_per_stage(*p.memory.cap, static_cast<size_t>(p.ranks), "rank", Field::MemoryCap, true, out);
   check_per_stage(p.memory.static_memory, stages, "stage", Field::MemoryStatic, true, out);
+  check_recompute(p, stages, out);
   if (out.empty()) check_fixed_point_sums(p, out);
   if (out.empty() && p.memory.cap && p.has_static_memory())
     for (int32_t r = 0; r < p.ranks; ++r) {
@@ -343,6 +384,8 @@ Problem with_stages_per_rank(const Problem& base, int32_t v) {
   for (PerStage* x : {&p.cost.F, &p.cost.B, &p.cost.W, &p.memory.F, &p.memory.B, &p.memory.W, &p.memory.static_memory})
     cut(*x);
   if (p.cost.FB) cut(*p.cost.FB);
+  if (p.cost.R) cut(*p.cost.R);
+  if (p.memory.input) cut(*p.memory.input);
   return p;
 }
 

@@ -23,6 +23,10 @@ using MbId = StrongId<struct MbTag>;
 enum class PlacementKind { Looped, VShape, Wave, Custom };
 enum class BackwardMode { Fused, Split, Mixed };
 enum class Objective { Makespan, MaxSpan };
+/// Recomputation (activation checkpointing, DESIGN section 3): `off`, no R; `allowed`, the schedule
+/// chooses per (microbatch, stage) whether its F is checkpointed (an R in the schedule says so);
+/// `all`, every F is checkpointed and every (microbatch, stage) has its R.
+enum class Recompute { Off, Allowed, All };
 
 /// `single` (1), `bidirectional` (2), or `k directions`.
 std::string direction_name(int32_t directions);
@@ -30,12 +34,14 @@ std::string_view to_string(PlacementKind p);
 std::string_view to_string(BackwardMode b);
 /// "makespan" or "max-span" (the spelling of the language, the JSON format and the CLI).
 std::string_view to_string(Objective o);
+std::string_view to_string(Recompute r);
 /// `single` -> 1, `bidirectional` -> 2 (the `direction` key's words; `directions = k` sets any k).
 std::optional<int32_t> parse_direction(std::string_view s);
 std::optional<PlacementKind> parse_placement(std::string_view s);
 std::optional<BackwardMode> parse_backward(std::string_view s);
 /// Accepts "makespan", "max-span" and "max_span".
 std::optional<Objective> parse_objective(std::string_view s);
+std::optional<Recompute> parse_recompute(std::string_view s);
 
 /// A number that is uniform, or given per stage (per rank for the memory cap).
 struct PerStage {
@@ -57,6 +63,7 @@ struct CostModel {
   PerStage W = PerStage::of(1);  // weight-gradient backward
   double comm = 0;               // latency of a dependency between two ranks
   std::optional<PerStage> FB;    // overlapped F&B unit, indexed by the forward's stage
+  std::optional<PerStage> R;     // recomputing a checkpointed forward; F's cost when not given
   /// Fixed time every action pays on its rank on top of its work (a launch, a synchronisation),
   /// and every message an action sends or receives across ranks (posting it, its header): fine
   /// interleaving makes more, smaller actions and more messages (DESIGN section 3, ir::overhead_of).
@@ -75,6 +82,8 @@ struct MemoryModel {
   /// `static`: what a stage holds for the whole step (weights, gradients, optimizer state),
   /// counted against the cap on every rank that holds the stage (once per direction placing it).
   PerStage static_memory = PerStage::of(0);
+  /// What a checkpointed F keeps until its R (the stage's input), 0..F; needed with recompute.
+  std::optional<PerStage> input;
   bool operator==(const MemoryModel&) const = default;
 };
 
@@ -95,6 +104,7 @@ struct Problem {
   CostModel cost;
   MemoryModel memory;
   Objective objective = Objective::Makespan;
+  Recompute recompute = Recompute::Off;
   /// The units every cost and every memory value is expressed in (`ms`, `GiB`; support/units.h),
   /// or empty when the problem was stated in plain numbers.
   std::string time_unit;

@@ -38,8 +38,8 @@ Action ScheduleIndex::backward_of(MbId mb, StageId stage) const {
   return problem_->backward == BackwardMode::Fused ? bw : b;
 }
 
-llvm::SmallVector<Action, 2> dependencies(const Problem& p, Action a, const ScheduleIndex& index) {
-  llvm::SmallVector<Action, 2> deps;
+llvm::SmallVector<Action, 3> dependencies(const Problem& p, Action a, const ScheduleIndex& index) {
+  llvm::SmallVector<Action, 3> deps;
   int32_t s = a.stage.value;
   switch (a.kind) {
     case ActionKind::F:
@@ -49,8 +49,10 @@ llvm::SmallVector<Action, 2> dependencies(const Problem& p, Action a, const Sche
     case ActionKind::BW:
       deps.push_back(F(a.mb.value, s));
       if (s + 1 < p.num_stages()) deps.push_back(index.backward_of(a.mb, StageId(s + 1)));
+      if (index.checkpointed(a.mb, a.stage)) deps.push_back(R(a.mb.value, s));
       break;
     case ActionKind::W: deps.push_back(B(a.mb.value, s)); break;
+    case ActionKind::R: deps.push_back(F(a.mb.value, s)); break;
   }
   return deps;
 }
@@ -86,6 +88,7 @@ int64_t time_scale(const Problem& p) {
   append(v, p.cost.B);
   append(v, p.cost.W);
   if (p.cost.FB) append(v, *p.cost.FB);
+  if (p.cost.R) append(v, *p.cost.R);
   return exact_scale(v);
 }
 
@@ -96,6 +99,7 @@ int64_t memory_scale(const Problem& p) {
   append(v, p.memory.W);
   if (p.memory.cap) append(v, *p.memory.cap);
   append(v, p.memory.static_memory);
+  if (p.memory.input) append(v, *p.memory.input);
   return exact_scale(v);
 }
 

@@ -47,6 +47,8 @@ class ScheduleIndex {
   /// The action that produces the input gradient of (mb, stage) in this schedule: B when present,
   /// else BW; when neither is present, the kind the backward mode implies.
   Action backward_of(MbId mb, StageId stage) const;
+  /// True when the schedule recomputes (mb, stage): its F is checkpointed (ir::memory_delta).
+  bool checkpointed(MbId mb, StageId stage) const { return contains(Action{ActionKind::R, mb, stage}); }
 
  private:
   const Problem* problem_;
@@ -54,8 +56,9 @@ class ScheduleIndex {
 };
 
 /// The actions `a` waits for (DESIGN section 3), the reference rule of ir::simulate and ir::verify, kept
-/// apart from ir::DepGraph's: F after F(s-1); B/BW after F(s) and the backward of s+1; W after its B.
-llvm::SmallVector<Action, 2> dependencies(const Problem& p, Action a, const ScheduleIndex& index);
+/// apart from ir::DepGraph's: F after F(s-1); B/BW after F(s), the backward of s+1 and R(s) when the
+/// schedule has it; W after its B; R after F(s).
+llvm::SmallVector<Action, 3> dependencies(const Problem& p, Action a, const ScheduleIndex& index);
 
 /// Latency added to the dependency `from` -> `to`: `comm` when their ranks differ, else 0.
 double dependency_lag(const Problem& p, Action from, Action to);

@@ -157,12 +157,13 @@ SimResult simulate(const Schedule& s) {
 std::vector<double> peak_memory(const Schedule& s) {
   const Problem& p = s.problem;
   const int64_t scale = memory_scale(p);
+  const ScheduleIndex index(s);
   std::vector<double> out;
   for (const auto& order : s.ranks) {
     int64_t cur = 0, peak = 0;
     for (Action a : order) {
       if (!in_range(p, a)) continue;
-      cur += to_fixed(memory_delta(p, a), scale);
+      cur += to_fixed(memory_delta(p, a, index.checkpointed(a.mb, a.stage)), scale);
       peak = std::max(peak, cur);
     }
     out.push_back(static_cast<double>(peak) / static_cast<double>(scale));

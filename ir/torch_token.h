@@ -12,8 +12,9 @@
 namespace schedc::ir {
 
 /// torch's letter for each action kind, indexed by ActionKind: `F`, `I` (input-gradient
-/// backward, our B), `W`, and `B` (full backward, our BW).
-inline constexpr std::array<char, kNumActionKinds> kTorchLetters = {'F', 'I', 'W', 'B'};
+/// backward, our B), `W`, and `B` (full backward, our BW). torch has no recomputation action: the
+/// writers refuse a schedule with an R.
+inline constexpr std::array<char, 4> kTorchLetters = {'F', 'I', 'W', 'B'};
 
 /// The action kind torch letter `c` names; nullopt for any other character.
 inline std::optional<ActionKind> torch_action_kind(char c) {

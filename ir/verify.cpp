@@ -58,6 +58,7 @@ class Verifier {
   }
 
   bool kind_allowed(ActionKind k) const {
+    if (k == ActionKind::R) return true;  // check_tokens reports an R the problem does not allow
     if (p_.backward == BackwardMode::Fused) return k == ActionKind::F || k == ActionKind::BW;
     if (p_.backward == BackwardMode::Split) return k != ActionKind::BW;
     return true;
@@ -85,6 +86,12 @@ class Verifier {
           add(DiagKind::BackwardMode, r, i, a,
               tok(a) + " is a " + std::string(a.kind == ActionKind::BW ? "fused" : "split") +
                   " backward, but the problem's backward is `" + std::string(to_string(p_.backward)) + "`");
+          continue;
+        }
+        if (a.kind == ActionKind::R && p_.recompute == Recompute::Off) {
+          add(DiagKind::Recompute, r, i, a,
+              tok(a) + " recomputes a forward, but the problem's `recompute` is `off` (state `recompute = allowed` "
+                       "to let the schedule checkpoint)");
           continue;
         }
         RankId owner = rank_of(p_, a);
@@ -124,6 +131,10 @@ class Verifier {
     for (int32_t mb = 0; mb < p_.microbatches && !full(); ++mb)
       for (int32_t st = 0; st < p_.num_stages() && !full(); ++st) {
         if (!index.contains(F(mb, st))) missing(F(mb, st), "");
+        if (p_.recompute == Recompute::All && !index.contains(R(mb, st)))
+          add(DiagKind::Recompute, rank_of(p_, R(mb, st)).value, -1, R(mb, st),
+              tok(R(mb, st)) + " is missing from rank " + std::to_string(rank_of(p_, R(mb, st)).value) +
+                  " (`recompute = all` recomputes every forward before its backward)");
         bool has_b = index.contains(B(mb, st)), has_w = index.contains(W(mb, st));
         bool has_bw = index.contains(BW(mb, st));
         if (has_bw && (has_b || has_w)) {
@@ -236,13 +247,15 @@ class Verifier {
 
   void check_memory() {
     const int64_t scale = memory_scale(p_);
+    ScheduleIndex index(s_);
     for (int32_t r = 0; r < p_.ranks && !full(); ++r) {
       auto cap = p_.cap_of(RankId(r));
       if (!cap) continue;
       int64_t limit = to_fixed(*cap, scale), cur = 0;
       const auto& order = s_.ranks[static_cast<size_t>(r)];
       for (int32_t i = 0; i < static_cast<int32_t>(order.size()); ++i) {
-        cur += to_fixed(memory_delta(p_, order[static_cast<size_t>(i)]), scale);
+        Action a = order[static_cast<size_t>(i)];
+        cur += to_fixed(memory_delta(p_, a, index.checkpointed(a.mb, a.stage)), scale);
         if (cur <= limit) continue;
         // In the device's terms: the activations held and the stages' static memory beside them.
         double stat = p_.static_of(RankId(r));

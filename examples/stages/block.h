@@ -105,6 +105,28 @@ template <class T> class Block final : public schedrt::Stage {
     loss_[b] = sum / static_cast<double>(nd);
   }
 
+  // A checkpointed forward keeps only the stage's input (the first block's x): everything else
+  // its blocks saved is released, and recompute() runs them again from that input (the same
+  // loops, so the same bits).
+  void checkpoint(int32_t mb) override {
+    for (size_t l = 0; l < blocks_; ++l) {
+      Saved& s = saved(mb, l);
+      for (auto* t :
+           {&s.xhat1, &s.rstd1, &s.h1, &s.q, &s.k, &s.v, &s.p, &s.a, &s.x2, &s.xhat2, &s.rstd2, &s.h2, &s.u, &s.s})
+        std::vector<T>().swap(*t);
+      if (l > 0) std::vector<T>().swap(s.x);
+    }
+  }
+
+  void recompute(int32_t mb) override {
+    std::vector<T> x = saved(mb, 0).x;
+    for (size_t l = 0; l < blocks_; ++l) {
+      Saved& s = saved(mb, l);
+      s.resize(n_, d_, f_);
+      block_forward(params_.data() + l * per_block_, s, x);
+    }
+  }
+
   void backward_input(int32_t mb, const void* grad_out, void* grad_in) override {
     const size_t nd = n_ * d_;
     std::vector<T> g(nd);

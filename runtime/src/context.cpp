@@ -157,8 +157,19 @@ void* payload(std::byte* slot) { return slot ? slot + kHeaderBytes : nullptr; }
 void ContextImpl::forward(int32_t mb, int32_t s) {
   Action a = F(mb, s);
   int64_t t = begin_compute(OpCode::Forward, a);
-  stage_of(a).forward(mb, s == 0 ? nullptr : payload(slot(false, mb, s)), payload(slot(false, mb, s + 1)));
+  Stage& st = stage_of(a);
+  st.forward(mb, s == 0 ? nullptr : payload(slot(false, mb, s)), payload(slot(false, mb, s + 1)));
+  if (info_.checkpointed &&
+      info_.checkpointed[static_cast<size_t>(mb) * static_cast<size_t>(info_.stages) + static_cast<size_t>(s)])
+    st.checkpoint(mb);
   record(OpCode::Forward, a, a, -1, t);
+}
+
+void ContextImpl::recompute(int32_t mb, int32_t s) {
+  Action a = R(mb, s);
+  int64_t t = begin_compute(OpCode::Recompute, a);
+  stage_of(a).recompute(mb);
+  record(OpCode::Recompute, a, a, -1, t);
 }
 
 void ContextImpl::run_backward(OpCode code, Action a) {
@@ -341,6 +352,7 @@ void Context::forward(int32_t mb, int32_t stage) { impl_.forward(mb, stage); }
 void Context::backward_input(int32_t mb, int32_t stage) { impl_.backward_input(mb, stage); }
 void Context::backward_weight(int32_t mb, int32_t stage) { impl_.backward_weight(mb, stage); }
 void Context::backward(int32_t mb, int32_t stage) { impl_.backward(mb, stage); }
+void Context::recompute(int32_t mb, int32_t stage) { impl_.recompute(mb, stage); }
 void Context::overlapped(Action f, Action b) { impl_.overlapped(f, b); }
 void Context::post(int32_t group, const Transfer* transfers, size_t count) {
   impl_.post(group, std::span<const Transfer>(transfers, count));
@@ -362,6 +374,7 @@ void interpret(Context& ctx, const RankTable& table) {
       case OpCode::Post: ctx.post(op.group, table.transfers + op.first, static_cast<size_t>(op.count)); break;
       case OpCode::Wait: ctx.wait(op.group, table.needs + op.first, static_cast<size_t>(op.count)); break;
       case OpCode::WaitAll: ctx.wait_all(); break;
+      case OpCode::Recompute: ctx.recompute(op.a.mb, op.a.stage); break;
     }
   }
 }
@@ -390,14 +403,14 @@ RankTable decode_table(const int32_t* data, int64_t size) {
   const int64_t n_ops = data[0], n_tr = data[1], n_needs = data[2];
   if (n_ops < 0 || n_tr < 0 || n_needs < 0 || 3 + 10 * n_ops + 6 * n_tr + 3 * n_needs != size) bad("its size");
   auto kind = [&](int32_t k) {
-    if (k < 0 || k > 3) bad("an action kind");
+    if (k < 0 || k > 4) bad("an action kind");
     return static_cast<Kind>(k);
   };
   const int32_t* at = data + 3;
   DecodedTable t;
   t.ops.resize(static_cast<size_t>(n_ops));
   for (int64_t i = 0; i < n_ops; ++i, at += 10) {
-    if (at[0] < 0 || at[0] > static_cast<int32_t>(OpCode::WaitAll)) bad("an op code");
+    if (at[0] < 0 || at[0] > static_cast<int32_t>(OpCode::Recompute)) bad("an op code");
     TableOp& op = t.ops[static_cast<size_t>(i)];
     op.code = static_cast<OpCode>(at[0]);
     op.a = {kind(at[1]), at[2], at[3]};

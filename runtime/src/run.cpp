@@ -128,7 +128,7 @@ std::string short_num(double v) {
 
 std::vector<TraceEvent> trace_events(const std::vector<RankResult>& results) {
   std::vector<TraceEvent> out;
-  static const char* const kKinds[] = {"F", "B", "W", "BW"};
+  static const char* const kKinds[] = {"F", "B", "W", "BW", "R"};
   for (const RankResult& r : results)
     for (const OpRecord& rec : r.records) {
       TraceEvent e;
@@ -363,6 +363,7 @@ StageConfig stage_config(const ProgramInfo& info, const RunOptions& o) {
   c.cost_b = copy(info.cost_b);
   c.cost_w = copy(info.cost_w);
   c.cost_fb = copy(info.cost_fb);
+  c.cost_r = copy(info.cost_r);
   c.layers_per_stage = o.layers_per_stage;
   if (c.layers_per_stage.empty()) c.layers_per_stage.assign(static_cast<size_t>(info.stages), o.layers);
   c.embedding = info.embedding;

@@ -3,7 +3,7 @@
 namespace schedrt {
 
 std::string format(Action a) {
-  static const char* const kNames[] = {"F", "B", "W", "BW"};
+  static const char* const kNames[] = {"F", "B", "W", "BW", "R"};
   return kNames[static_cast<int>(a.kind)] + std::to_string(a.mb) + ".s" + std::to_string(a.stage);
 }
 

@@ -322,6 +322,7 @@ void ListScheduler::commit(int32_t rank, const Choice& choice) {
         weights_[r].push_back(graph_->node_of(ir::W(a.mb.value, a.stage.value)));
       break;
     case ir::ActionKind::W: ++st.weights; break;
+    case ir::ActionKind::R: break;  // the canonical graph has no recomputation
   }
   if (c.stream >= 0) ++next_[r][static_cast<size_t>(c.stream)];
   else ++weights_next_[r];

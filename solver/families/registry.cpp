@@ -169,6 +169,9 @@ bool check_common(const Entry& e, const FamilyContext& cx) {
     fail("vpp (stages per rank) >= " + std::to_string(e.min_vpp) + ", got " +
          backtick(std::to_string(p.stages_per_rank)));
   if (e.even_pp && p.ranks % 2 != 0) fail("an even pp, got " + backtick(std::to_string(p.ranks)));
+  // A family places no recomputation: `allowed` takes its schedule as one without any.
+  if (p.recompute == ir::Recompute::All)
+    fail("`recompute` `off` or `allowed` (families place no recomputation; `schedule = solve` does), got `all`");
   if (e.min_mb_per_rank > 0 && p.microbatches < int64_t{e.min_mb_per_rank} * p.ranks)
     fail("at least " + std::to_string(e.min_mb_per_rank) + "*pp = " + std::to_string(e.min_mb_per_rank * p.ranks) +
          " microbatches, got " + backtick(std::to_string(p.microbatches)));

@@ -171,6 +171,7 @@ class PairScheduler {
         case ir::ActionKind::W:
           if (w < 0 || x < w) w = x;
           break;
+        case ir::ActionKind::R: break;  // the canonical graph has no recomputation
       }
     }
     // A backward as the step would run it: with its W (a BW) when `fused`.

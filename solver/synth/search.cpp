@@ -655,6 +655,9 @@ SolveResult Search::run() {
 
 }  // namespace detail
 
-SolveResult synthesize(const ir::Problem& p, const SolveOptions& options) { return detail::Search(p, options).run(); }
+SolveResult synthesize(const ir::Problem& p, const SolveOptions& options) {
+  if (p.recompute != ir::Recompute::Off) return detail::synthesize_recompute(p, options);
+  return detail::Search(p, options).run();
+}
 
 }  // namespace schedc::solver

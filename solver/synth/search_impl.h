@@ -157,4 +157,8 @@ class Search {
   ProgressReporter reporter_;
 };
 
+/// Problems with recomputation (recompute.cpp): solved through problems without it, one per set
+/// of checkpointed stages, with the recomputations placed afterwards.
+SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& options);
+
 }  // namespace schedc::solver::detail

@@ -73,9 +73,15 @@ inline ir::Schedule random_order(const ir::Problem& p, Rng& rng, int pair_percen
   using Key = std::tuple<int, int, int>;
   const int S = p.num_stages();
   std::vector<Action> todo;
+  std::map<std::pair<int, int>, bool> recomputed;  // (mb, stage) with an R
   for (int mb = 0; mb < p.microbatches; ++mb)
     for (int st = 0; st < S; ++st) {
       todo.push_back(F(mb, st));
+      // Recomputation: every forward with `all`, about half with `allowed` (no draw when `off`).
+      if (p.recompute == Recompute::All || (p.recompute == Recompute::Allowed && uniform(rng, 0, 1))) {
+        todo.push_back(R(mb, st));
+        recomputed[{mb, st}] = true;
+      }
       bool fused = p.backward == BackwardMode::Fused || (p.backward == BackwardMode::Mixed && uniform(rng, 0, 1));
       if (fused) {
         todo.push_back(BW(mb, st));
@@ -95,7 +101,9 @@ inline ir::Schedule random_order(const ir::Problem& p, Rng& rng, int pair_percen
     if (a.kind == ActionKind::F && st > 0) ok = is_done(ActionKind::F, mb, st - 1);
     if (a.kind == ActionKind::B || a.kind == ActionKind::BW)
       ok = is_done(ActionKind::F, mb, st) &&
-           (st + 1 == S || is_done(ActionKind::B, mb, st + 1) || is_done(ActionKind::BW, mb, st + 1));
+           (st + 1 == S || is_done(ActionKind::B, mb, st + 1) || is_done(ActionKind::BW, mb, st + 1)) &&
+           (!recomputed.count({mb, st}) || is_done(ActionKind::R, mb, st));
+    if (a.kind == ActionKind::R) ok = is_done(ActionKind::F, mb, st);
     if (a.kind == ActionKind::W) ok = is_done(ActionKind::B, mb, st);
     return ok;
   };
@@ -112,7 +120,8 @@ inline ir::Schedule random_order(const ir::Problem& p, Rng& rng, int pair_percen
       if (ready_now(todo[i])) ready.push_back(i);
     size_t pick = ready[static_cast<size_t>(uniform(rng, 0, static_cast<int>(ready.size()) - 1))];
     Action a = deal(pick);
-    if (pair_percent <= 0 || a.kind == ActionKind::W || uniform(rng, 1, 100) > pair_percent) continue;
+    if (pair_percent <= 0 || a.kind == ActionKind::W || a.kind == ActionKind::R || uniform(rng, 1, 100) > pair_percent)
+      continue;
     std::vector<size_t> partners;
     for (size_t i = 0; i < todo.size(); ++i) {
       Action b = todo[i];
@@ -168,6 +177,19 @@ inline int add_random_overlap(ir::Schedule& s, Rng& rng, int percent = 50) {
   }
   if (!s.has_overlap()) s.overlap.clear();
   return marked;
+}
+
+/// Allows recomputation (`all` one time in three, else `allowed`): a kept input of 0 to F (in
+/// quarters), R's cost the forward's or a drawn one. random_valid then draws R's.
+inline void add_random_recompute(ir::Problem& p, Rng& rng) {
+  for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
+    if (p.memory.F.at(st) < 0) return;  // no input fits between 0 and a negative F
+  p.recompute = uniform(rng, 0, 2) == 0 ? ir::Recompute::All : ir::Recompute::Allowed;
+  std::vector<double> input;
+  for (size_t st = 0; st < static_cast<size_t>(p.num_stages()); ++st)
+    input.push_back(p.memory.F.at(st) * uniform(rng, 0, 4) / 4.0);
+  p.memory.input = ir::PerStage::list(input);
+  if (uniform(rng, 0, 1)) p.cost.R = ir::PerStage::of(uniform(rng, 0, 3) * 0.5);
 }
 
 /// Sets `action_overhead` and `message_overhead` to random values (either may be 0): small

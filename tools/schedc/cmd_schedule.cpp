@@ -13,6 +13,15 @@ namespace {
 // PyTorch's pipelining model has one rank per stage; a file with a stage on two rows is one its
 // validator rejects, so none is written.
 bool refuse_torch_csv(Session& s, const Input& in, const ir::Schedule& sched, const std::string& format) {
+  for (const auto& order : sched.ranks)
+    for (ir::Action a : order)
+      if (a.kind == ir::ActionKind::R) {
+        s.diags.error(DiagKind::Unsupported, in.spec.loc_of(ir::Field::Recompute),
+                      format + " cannot express recomputation: " + backtick(ir::format_action(a)) +
+                          " has no action in PyTorch's pipelining (write json, text, perfetto, svg or program "
+                          "instead)");
+        return true;
+      }
   auto conflict = codegen::torch_csv_conflict(sched.problem);
   if (!conflict) return false;
   s.diags.error(DiagKind::Unsupported, in.spec.loc_of(ir::Field::Direction),

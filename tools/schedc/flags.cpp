@@ -148,17 +148,21 @@ void ProblemFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--placement", placement, "looped | vshape | wave (custom needs a spec)")->group("Problem");
   cmd.add_option("--backward", backward, "fused | split | mixed")->group("Problem");
   cmd.add_option("--cost", cost,
-                 "F=1,B=1,W=1,comm=0[,FB=x][,action_overhead=x][,message_overhead=x]; per-stage values as 1:1:2; "
+                 "F=1,B=1,W=1,comm=0[,FB=x][,action_overhead=x][,message_overhead=x][,R=x]; per-stage values as "
+                 "1:1:2; "
                  "units as F=12.5ms")
       ->group("Problem");
   cmd.add_option("--memory", memory,
-                 "F=1[,B=x,W=x,cap=x|none,static=x,balanced=false]; per-rank cap as 4:4:3:3; units as F=1.2GiB")
+                 "F=1[,B=x,W=x,cap=x|none,static=x,input=x,balanced=false]; per-rank cap as 4:4:3:3; units as "
+                 "F=1.2GiB")
       ->group("Problem");
   cmd.add_option("--objective", objective, "makespan | max-span")->group("Problem");
+  cmd.add_option("--recompute", recompute, "off | allowed | all (recomputation; needs memory input=x)")
+      ->group("Problem");
 }
 
 bool ProblemFlags::any() const {
-  return pp || vpp || microbatches || direction || placement || backward || cost || memory || objective;
+  return pp || vpp || microbatches || direction || placement || backward || cost || memory || objective || recompute;
 }
 
 bool ProblemFlags::apply(frontend::Spec& spec, bool check_balance, Diagnostics& diags) const {
@@ -199,7 +203,8 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                 p.directions, error) ||
       !set_enum(placement, "--placement", ir::parse_placement, "`looped`, `vshape` or `wave`", p.placement, error) ||
       !set_enum(backward, "--backward", ir::parse_backward, "`fused`, `split` or `mixed`", p.backward, error) ||
-      !set_enum(objective, "--objective", ir::parse_objective, "`makespan` or `max-span`", p.objective, error))
+      !set_enum(objective, "--objective", ir::parse_objective, "`makespan` or `max-span`", p.objective, error) ||
+      !set_enum(recompute, "--recompute", ir::parse_recompute, "`off`, `allowed` or `all`", p.recompute, error))
     return;
   if (placement && p.placement == ir::PlacementKind::Custom) {
     error = "--placement: `custom` needs `stage_to_rank`, which only a spec file can give";
@@ -213,21 +218,22 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
   if (placement) mark(Field::Placement, "--placement");
   if (backward) mark(Field::Backward, "--backward");
   if (objective) mark(Field::Objective, "--objective");
+  if (recompute) mark(Field::Recompute, "--recompute");
   // Each pair's value: false for an unknown key; `error` set for a bad value.
   auto values = [&](const std::string& flag, const std::string& k, const std::string& v, ir::PerStage& out,
                     Dimension dim) {
     if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) out = std::move(*x);
   };
-  if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB, action_overhead, message_overhead", error,
+  if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB, action_overhead, message_overhead, R", error,
                              [&](const std::string& k, const std::string& v) {
                                constexpr Dimension kTime = Dimension::Time;
                                if (k == "F") values("cost", k, v, p.cost.F, kTime);
                                else if (k == "B") values("cost", k, v, p.cost.B, kTime);
                                else if (k == "W") values("cost", k, v, p.cost.W, kTime);
-                               else if (k == "FB") {
+                               else if (k == "FB" || k == "R") {
                                  ir::PerStage x;
                                  values("cost", k, v, x, kTime);
-                                 if (error.empty()) p.cost.FB = x;
+                                 if (error.empty()) (k == "FB" ? p.cost.FB : p.cost.R) = x;
                                } else if (k == "comm" || k == "action_overhead" || k == "message_overhead") {
                                  ir::PerStage x;
                                  values("cost", k, v, x, kTime);
@@ -242,7 +248,7 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                                return true;
                              }))
     return;
-  if (memory && !for_each_pair("memory", *memory, "F, B, W, cap, static, balanced", error,
+  if (memory && !for_each_pair("memory", *memory, "F, B, W, cap, static, input, balanced", error,
                                [&](const std::string& k, const std::string& v) {
                                  constexpr Dimension kMemory = Dimension::Memory;
                                  if (k == "F") values("memory", k, v, p.memory.F, kMemory);
@@ -251,7 +257,11 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                                  else if (k == "cap")
                                    parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
                                  else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
-                                 else if (k == "balanced") {
+                                 else if (k == "input") {
+                                   ir::PerStage x;
+                                   values("memory", k, v, x, kMemory);
+                                   if (error.empty()) p.memory.input = x;
+                                 } else if (k == "balanced") {
                                    if (v != "true" && v != "false")
                                      error = "--memory: `balanced` needs `true` or `false`, got `" + v + "`";
                                    else spec.balanced = v == "true";
@@ -334,6 +344,7 @@ std::string source_name(const std::string& path, const ProblemFlags& p, const Sc
   if (p.direction) add("--direction", *p.direction);
   if (p.placement) add("--placement", *p.placement);
   if (p.backward) add("--backward", *p.backward);
+  if (p.recompute) add("--recompute", *p.recompute);
   if (p.cost) add("--cost", *p.cost);
   if (p.memory) add("--memory", *p.memory);
   return out.empty() ? "the command line" : out;

@@ -21,7 +21,7 @@ CLI::Validator number_in(double lo, double hi);
 struct ProblemFlags {
   std::optional<int> pp, microbatches;
   std::optional<std::string> vpp;  // a whole number, or `auto`
-  std::optional<std::string> direction, placement, backward, cost, memory, objective;
+  std::optional<std::string> direction, placement, backward, cost, memory, objective, recompute;
 
   void add_to(CLI::App& cmd);
   bool any() const;

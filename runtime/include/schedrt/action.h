@@ -6,8 +6,9 @@
 
 namespace schedrt {
 
-/// F: forward; B: input gradient; W: weight gradient; BW: fused backward (DESIGN section 3).
-enum class Kind : uint8_t { F = 0, B = 1, W = 2, BW = 3 };
+/// F: forward; B: input gradient; W: weight gradient; BW: fused backward; R: recompute a
+/// checkpointed forward before its backward (DESIGN section 3).
+enum class Kind : uint8_t { F = 0, B = 1, W = 2, BW = 3, R = 4 };
 
 /// One action of the schedule: kind, microbatch, stage.
 struct Action {
@@ -22,6 +23,7 @@ constexpr Action F(int32_t mb, int32_t stage) { return {Kind::F, mb, stage}; }
 constexpr Action B(int32_t mb, int32_t stage) { return {Kind::B, mb, stage}; }
 constexpr Action W(int32_t mb, int32_t stage) { return {Kind::W, mb, stage}; }
 constexpr Action BW(int32_t mb, int32_t stage) { return {Kind::BW, mb, stage}; }
+constexpr Action R(int32_t mb, int32_t stage) { return {Kind::R, mb, stage}; }
 
 /// True for the actions that produce an input gradient (B and BW).
 constexpr bool is_backward(Kind k) { return k == Kind::B || k == Kind::BW; }

@@ -26,6 +26,8 @@ class Context {
   void backward_weight(int32_t mb, int32_t stage);
   /// BW(mb, stage): both.
   void backward(int32_t mb, int32_t stage);
+  /// R(mb, stage): recomputes a checkpointed forward before its backward.
+  void recompute(int32_t mb, int32_t stage);
   /// An overlapped F&B unit: forward `f` and backward `b` (B or BW) as one unit.
   void overlapped(Action f, Action b);
   /// Posts rank-local group `group`: its sends and receives start, and this returns at once.

@@ -57,6 +57,7 @@ class ContextImpl {
   void forward(int32_t mb, int32_t stage);
   void backward_input(int32_t mb, int32_t stage);
   void backward_weight(int32_t mb, int32_t stage);
+  void recompute(int32_t mb, int32_t stage);
   void backward(int32_t mb, int32_t stage);
   /// An overlapped F&B unit: forward `f` and backward `b` (B or BW) as one unit.
   void overlapped(Action f, Action b);

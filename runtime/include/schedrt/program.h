@@ -15,8 +15,18 @@ class Context;
 /// A rank's generated program: straight-line calls into the Context.
 using RankFn = void (*)(Context&);
 
-/// The op codes of the table form.
-enum class OpCode : uint8_t { Forward, BackwardInput, BackwardWeight, Backward, Overlapped, Post, Wait, WaitAll };
+/// The op codes of the table form (Recompute last: the compact tables' codes 0..7 stay as they were).
+enum class OpCode : uint8_t {
+  Forward,
+  BackwardInput,
+  BackwardWeight,
+  Backward,
+  Overlapped,
+  Post,
+  Wait,
+  WaitAll,
+  Recompute
+};
 
 /// One op of the table form. Compute ops use `a` (and `b` for an overlapped unit); Post uses
 /// transfers[first .. first+count); Wait uses needs[first .. first+count).
@@ -61,6 +71,11 @@ struct ProgramInfo {
   const double* cost_b = nullptr;
   const double* cost_w = nullptr;
   const double* cost_fb = nullptr;
+  /// Per-stage cost of a recomputation; nullptr: the forward's.
+  const double* cost_r = nullptr;
+  /// checkpointed[mb * stages + stage] is 1 when the schedule recomputes (mb, stage): its forward
+  /// keeps only its input (Stage::checkpoint) until R (Stage::recompute). nullptr: none is.
+  const uint8_t* checkpointed = nullptr;
   /// The spec's `model` partition: the layers of each stage (`stages` entries), and whether the
   /// model has an embedding (stage 0) and a head (the last stage). nullptr without a model: the
   /// runtime block's `layers` on every stage.

@@ -33,7 +33,7 @@
 #include "schedrt/types.h"
 
 /// The version of this header's interface; a stage registered with another one is refused.
-#define SCHEDRT_STAGE_API_VERSION 2
+#define SCHEDRT_STAGE_API_VERSION 3
 
 namespace schedrt {
 
@@ -59,6 +59,13 @@ class Stage {
   virtual void backward_input(int32_t mb, const void* grad_out, void* grad_in) = 0;
   /// W: the weight gradient of microbatch `mb`, from what B kept.
   virtual void backward_weight(int32_t mb) = 0;
+  /// After the forward of a checkpointed (mb, stage): drop what the backward needs except the
+  /// forward's input, which `recompute` rebuilds it from. The default keeps everything (correct,
+  /// saves no memory).
+  virtual void checkpoint(int32_t /*mb*/) {}
+  /// R: rebuild what `checkpoint` dropped, from the kept input, before the backward; the same
+  /// computation as the forward, so the gradients are bit for bit those without recomputation.
+  virtual void recompute(int32_t /*mb*/) {}
   /// BW (fused backward): B then W; override when doing both at once is cheaper.
   virtual void backward(int32_t mb, const void* grad_out, void* grad_in);
   /// An overlapped F&B unit: this stage's forward and `other`'s backward `b` (B or BW), as one
@@ -98,7 +105,7 @@ struct StageConfig {
   int32_t num_stages = 1;
   int32_t microbatches = 1;
   /// Synthetic: per-stage costs in the problem's time units; fb empty = F + B.
-  std::vector<double> cost_f, cost_b, cost_w, cost_fb;
+  std::vector<double> cost_f, cost_b, cost_w, cost_fb, cost_r;  // cost_r empty: a recomputation costs F
   /// The layers of each virtual stage (num_stages entries): the spec's `model { layers = N
   /// partition = ... }` as `schedc check` prints it, else `layers` on every stage (and always
   /// `layers` on every stage when --layers is given). Empty in a config made by hand.

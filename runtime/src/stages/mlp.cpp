@@ -3,10 +3,14 @@
 // gradient (and keeps dL/dz of every layer), W only the weight gradient from what B kept, BW
 // both. Every loop runs in a fixed order, and microbatch gradients are kept apart and summed in
 // microbatch order at the end of the step, so a pipelined run and a sequential one give
-// identical bits.
+// identical bits. A checkpointed forward keeps only its input: `checkpoint` overwrites the layers'
+// outputs with NaN (the buffers are allocated once, so no memory is returned to the system; the
+// NaNs make a missing or wrong recomputation show in every gradient), `recompute` runs the layers
+// again from the input, the same loops in the same order, so the bits are those of the forward.
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "stages/stages_internal.h"
@@ -51,18 +55,7 @@ template <class T> class MlpStage final : public Stage {
     } else {
       for (size_t i = 0; i < n; ++i) x0[i] = static_cast<T>(uniform_hash(seed_, 1, static_cast<uint64_t>(mb) * n + i));
     }
-    for (size_t l = 0; l < layers_; ++l) {
-      const T* x = act(mb, l);
-      T* y = act(mb, l + 1);
-      const T* w = weight(l);
-      const T* b = w + h_ * h_;
-      for (size_t r = 0; r < rows_; ++r)
-        for (size_t o = 0; o < h_; ++o) {
-          T z = b[o];
-          for (size_t i = 0; i < h_; ++i) z += x[r * h_ + i] * w[o * h_ + i];
-          y[r * h_ + o] = std::tanh(z);
-        }
-    }
+    run_layers(mb);
     const T* y = act(mb, layers_);
     if (out) {
       std::memcpy(out, y, n * sizeof(T));
@@ -80,6 +73,13 @@ template <class T> class MlpStage final : public Stage {
     }
     loss_[static_cast<size_t>(mb)] = sum / static_cast<double>(n);
   }
+
+  void checkpoint(int32_t mb) override {
+    const size_t n = rows_ * h_;
+    for (size_t l = 1; l <= layers_; ++l) std::fill(act(mb, l), act(mb, l) + n, std::numeric_limits<T>::quiet_NaN());
+  }
+
+  void recompute(int32_t mb) override { run_layers(mb); }
 
   void backward_input(int32_t mb, const void* grad_out, void* grad_in) override {
     size_t n = rows_ * h_;
@@ -120,6 +120,22 @@ template <class T> class MlpStage final : public Stage {
         for (size_t r = 0; r < rows_; ++r) s += dz[r * h_ + o];
         db[o] = s;
       }
+    }
+  }
+
+  // The layers of microbatch mb from its input act(mb, 0): each layer's output act(mb, l + 1).
+  void run_layers(int32_t mb) {
+    for (size_t l = 0; l < layers_; ++l) {
+      const T* x = act(mb, l);
+      T* y = act(mb, l + 1);
+      const T* w = weight(l);
+      const T* b = w + h_ * h_;
+      for (size_t r = 0; r < rows_; ++r)
+        for (size_t o = 0; o < h_; ++o) {
+          T z = b[o];
+          for (size_t i = 0; i < h_; ++i) z += x[r * h_ + i] * w[o * h_ + i];
+          y[r * h_ + o] = std::tanh(z);
+        }
     }
   }
 

@@ -36,6 +36,7 @@ class SyntheticStage final : public Stage {
     b_ = at(c.cost_b, 1) * c.ms_per_unit;
     w_ = at(c.cost_w, 1) * c.ms_per_unit;
     fb_ = c.cost_fb.empty() ? -1 : at(c.cost_fb, 0) * c.ms_per_unit;
+    r_ = c.cost_r.empty() ? f_ : at(c.cost_r, 0) * c.ms_per_unit;
     bytes_ = static_cast<size_t>(c.hidden) * static_cast<size_t>(c.batch) * (c.dtype == Dtype::F64 ? 8 : 4);
   }
 
@@ -44,6 +45,7 @@ class SyntheticStage final : public Stage {
   void backward_input(int32_t, const void*, void*) override { hold_for(b_); }
   void backward_weight(int32_t) override { hold_for(w_); }
   void backward(int32_t, const void*, void*) override { hold_for(b_ + w_); }
+  void recompute(int32_t) override { hold_for(r_); }
   void overlapped(int32_t f_mb, const void* in, void* out, Stage& other, Action b, const void* grad_out,
                   void* grad_in) override {
     auto* o = dynamic_cast<SyntheticStage*>(&other);
@@ -52,7 +54,7 @@ class SyntheticStage final : public Stage {
   }
 
  private:
-  double f_ = 0, b_ = 0, w_ = 0, fb_ = -1;
+  double f_ = 0, b_ = 0, w_ = 0, fb_ = -1, r_ = 0;
   size_t bytes_ = 0;
 };
 

@@ -35,6 +35,7 @@ std::vector<ir::Action> deps(const ir::Problem& p, ir::Action a) {
   switch (a.kind) {
     case ir::ActionKind::F: return s > 0 ? std::vector{ir::F(mb, s - 1)} : std::vector<ir::Action>{};
     case ir::ActionKind::W: return {ir::B(mb, s)};
+    case ir::ActionKind::R: return {ir::F(mb, s)};
     default:
       if (s + 1 < p.num_stages()) return {ir::F(mb, s), backward(s + 1)};
       return {ir::F(mb, s)};

@@ -74,7 +74,7 @@ TEST_CASE("text: non-integer costs choose a finer cell") {
 
 TEST_CASE("text: a cell that no round time divides labels every cell") {
   ir::Schedule s = fused_two_ranks();
-  s.problem.cost = {ir::PerStage::of(3), ir::PerStage::of(3), ir::PerStage::of(3), 0, std::nullopt};
+  s.problem.cost = {ir::PerStage::of(3), ir::PerStage::of(3), ir::PerStage::of(3), 0, std::nullopt, std::nullopt};
   std::string text = codegen::emit_text(s, test::timeline(s));
   CHECK(text.find("one cell = 3 time units;") != std::string::npos);
   CHECK(text.find("\ntime    0  3  6  9  12 15 18 21 24\n") != std::string::npos);

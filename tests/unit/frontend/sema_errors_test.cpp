@@ -47,11 +47,13 @@ TEST_CASE("sema errors: keys") {
       {HEAD "colour = red", DiagKind::UnknownKey,
        "unknown key `colour`, expected one of `ranks`, `stages_per_rank`, `microbatches`, `direction`, `directions`, "
        "`placement`, "
-       "`stage_to_rank`, `backward`, `objective`, `cost`, `memory`, `model`, `layer`, `embedding`, `head`, `schedule`, `expect` or `runtime`",
+       "`stage_to_rank`, `backward`, `objective`, `recompute`, `cost`, `memory`, `model`, `layer`, `embedding`, `head`, "
+       "`schedule`, `expect` or `runtime`",
        3, 1},
       {HEAD "cost { f = 1 }", DiagKind::UnknownKey, "unknown key `f` in `cost`; did you mean `F`?", 3, 8},
       {HEAD "cost { X = 1 }", DiagKind::UnknownKey,
-       "unknown key `X` in `cost`, expected one of `F`, `B`, `W`, `comm`, `FB`, `action_overhead` or `message_overhead`",
+       "unknown key `X` in `cost`, expected one of `F`, `B`, `W`, `comm`, `FB`, `action_overhead`, `message_overhead` or "
+       "`R`",
        3, 8},
       {HEAD "memory { cpa = 1 }", DiagKind::UnknownKey, "unknown key `cpa` in `memory`; did you mean `cap`?", 3, 10},
       {HEAD "ranks = 5", DiagKind::DuplicateKey, "`ranks` is given twice", 3, 1},

@@ -59,9 +59,10 @@ TEST_CASE("sema: `directions = k` sets any number of pipelines; with `direction`
 TEST_CASE("sema: every problem key") {
   Spec s = SPEC_OF(
       "ranks = 2\nstages_per_rank = 2\nmicrobatches = 4\ndirection = bidirectional\nplacement = custom\n"
-      "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\n"
-      "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3  action_overhead = 0.02  message_overhead = 0.5 }\n"
-      "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6] }\n");
+      "stage_to_rank = [[0, 1, 1, 0], [1, 0, 0, 1]]\nbackward = mixed\nobjective = max-span\nrecompute = all\n"
+      "cost { F = [1, 2, 3, 4.5]  B = 2  W = 0.5  comm = 0.25  FB = 3  action_overhead = 0.02  message_overhead = 0.5 "
+      "R = [1, 1, 2, 2] }\n"
+      "memory { F = 2  B = [-1, -1, -1, -1]  W = -1  cap = [8, 6]  input = 0.5 }\n");
   const ir::Problem& p = s.problem;
   CHECK(p.ranks == 2);
   CHECK(p.stages_per_rank == 2);
@@ -71,6 +72,11 @@ TEST_CASE("sema: every problem key") {
   CHECK(p.stage_to_rank == std::vector<std::vector<int32_t>>{{0, 1, 1, 0}, {1, 0, 0, 1}});
   CHECK(p.backward == ir::BackwardMode::Mixed);
   CHECK(p.objective == ir::Objective::MaxSpan);
+  CHECK(p.recompute == ir::Recompute::All);
+  REQUIRE(p.cost.R);
+  CHECK(*p.cost.R == ir::PerStage::list({1, 1, 2, 2}));
+  REQUIRE(p.memory.input);
+  CHECK(*p.memory.input == ir::PerStage::of(0.5));
   CHECK(p.cost.F == ir::PerStage::list({1, 2, 3, 4.5}));
   CHECK(p.cost.B == ir::PerStage::of(2));
   CHECK(p.cost.W == ir::PerStage::of(0.5));
@@ -88,9 +94,9 @@ TEST_CASE("sema: every problem key") {
     INFO(ir::to_string(f));
     CHECK(s.is_given(f));
   }
-  CHECK(s.given.size() == 19);
+  CHECK(s.given.size() == 22);
   // Each location is of the value.
-  CHECK(s.given.at(ir::Field::CostComm).line == 9);
+  CHECK(s.given.at(ir::Field::CostComm).line == 10);
   CHECK(s.given.at(ir::Field::CostComm).col == 51);
   CHECK(s.given.at(ir::Field::StageToRank).col == 17);
 }

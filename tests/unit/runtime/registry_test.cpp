@@ -68,10 +68,10 @@ TEST_CASE("mistakes in registration are recorded, and the first registration sta
   CHECK(has_error("stage name `1bad` is not a name"));
   register_stage({.name = "zz_nofactory"});
   CHECK(has_error("stage `zz_nofactory` is registered without a factory"));
-  static_assert(SCHEDRT_STAGE_API_VERSION == 2, "version 2: StageConfig gained layers_per_stage, embedding, head");
+  static_assert(SCHEDRT_STAGE_API_VERSION == 3, "version 3: Stage gained checkpoint and recompute");
   register_stage({.name = "zz_old", .make = make_tiny, .api_version = 1});
   CHECK(has_error(
-      "stage `zz_old` was compiled against schedrt/stage.h version 1, this schedrt has version 2; rebuild it"));
+      "stage `zz_old` was compiled against schedrt/stage.h version 1, this schedrt has version 3; rebuild it"));
   CHECK(find_stage("zz_old", StageMemory::Host) == nullptr);
   StageConfig c;
   CHECK(make_stage(c, 0)->gradient_bytes() > 0);  // `mlp` is still the real one

@@ -45,12 +45,13 @@ namespace {
 // Random valid orders with random overlapped units on random problems of the whole model (with
 // random action and message overheads when `overheads`), capped at their peaks two times in three:
 // none beats the bound.
-void check_random_orders(uint32_t seed, int trials, bool overheads) {
+void check_random_orders(uint32_t seed, int trials, bool overheads, bool recompute = false) {
   test::Rng rng(seed);
   int units = 0, capped = 0, with_fb = 0;
   for (int trial = 0; trial < trials; ++trial) {
     Problem p = test::random_wide_problem(rng, {trial % 3 == 0 ? 1 : 3, 6, 4});
     if (overheads) test::add_random_overheads(p, rng);
+    if (recompute) test::add_random_recompute(p, rng);
     REQUIRE(validate(p).empty());
     Schedule s = test::random_valid_paired(p, rng);
     int marked = test::add_random_overlap(s, rng, 80);
@@ -81,6 +82,10 @@ TEST_CASE("no valid schedule with overlapped units beats the lower bound (whole 
 
 TEST_CASE("no valid schedule beats the lower bound under action and message overheads") {
   check_random_orders(2026, 1000, true);
+}
+
+TEST_CASE("no valid schedule with recomputation beats the lower bound (`allowed` and `all`)") {
+  check_random_orders(1414, 1000, false, true);
 }
 
 TEST_CASE("no family schedule beats the lower bound (whole model)") {
