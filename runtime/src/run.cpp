@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "run_internal.h"
@@ -195,7 +196,10 @@ Comparison compare(const ProgramInfo& info, const StageConfig& cfg, const std::v
     }
     double diff = 0, scale = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-      diff = std::max(diff, std::abs(got[i] - want[i]));
+      // A NaN on either side is a mismatch (std::max would drop it: every comparison with NaN is
+      // false), reported as an infinite difference (`null` in the JSON report).
+      double d = std::abs(got[i] - want[i]);
+      diff = std::max(diff, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
       scale = std::max(scale, std::abs(want[i]));
     }
     c.max_abs = std::max(c.max_abs, diff);

@@ -278,9 +278,8 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   if (found.empty()) {
     r.status = SolveStatus::Infeasible;
     Infeasibility inf;
-    inf.explanation =
-        "no schedule found meets the memory cap, with or without recomputation; this cap is not provably "
-        "infeasible";
+    inf.explanation = "no schedule found meets the memory cap, with or without recomputation; this cap is not provably "
+                      "infeasible";
     r.infeasible = inf;
     r.warnings = std::move(warnings);
     r.seconds = elapsed();
@@ -293,8 +292,8 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   Found& c = found[best];
   const double before = c.value;
   // Until the time limit, less a twentieth for the driver's verification and output.
-  const auto deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.95 * options.time_limit_s));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(0.95 * options.time_limit_s));
   Refiner refine(c, options.deterministic ? 20'000 : UINT64_MAX, deadline, !options.deterministic);
   refine.run();
 

@@ -104,20 +104,20 @@ TEST_CASE("the verifier refuses an R the problem does not allow, out of order, o
   CHECK(has_issue(off, DiagKind::Recompute, "`R0.s0` recomputes a forward, but the problem's `recompute` is `off`"));
   // R after its backward: the backward waits for it.
   Problem p = two_ranks(Recompute::Allowed);
-  Schedule late = test::schedule(p, {"F0.s0 F1.s0 B0.s0 R0.s0 W0.s0 B1.s0 W1.s0",
-                                     "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
+  Schedule late = test::schedule(p,
+                                 {"F0.s0 F1.s0 B0.s0 R0.s0 W0.s0 B1.s0 W1.s0", "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
   CHECK(has_issue(late, DiagKind::DependencyOrder, "`B0.s0` runs before `R0.s0`"));
   // R before its forward.
-  Schedule early = test::schedule(p, {"R0.s0 F0.s0 F1.s0 B0.s0 W0.s0 B1.s0 W1.s0",
-                                      "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
+  Schedule early = test::schedule(p,
+                                  {"R0.s0 F0.s0 F1.s0 B0.s0 W0.s0 B1.s0 W1.s0", "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
   CHECK(has_issue(early, DiagKind::DependencyOrder, "`R0.s0` runs before `F0.s0`"));
   // R on another rank than its stage's.
-  Schedule moved = test::schedule(p, {"F0.s0 F1.s0 B0.s0 W0.s0 B1.s0 W1.s0",
-                                      "F0.s1 F1.s1 R0.s0 B0.s1 W0.s1 B1.s1 W1.s1"});
+  Schedule moved = test::schedule(p,
+                                  {"F0.s0 F1.s0 B0.s0 W0.s0 B1.s0 W1.s0", "F0.s1 F1.s1 R0.s0 B0.s1 W0.s1 B1.s1 W1.s1"});
   CHECK(has_issue(moved, DiagKind::WrongRank, "`R0.s0` is on rank 1"));
   // Two R's of one forward.
-  Schedule twice = test::schedule(p, {"F0.s0 F1.s0 R0.s0 R0.s0 B0.s0 W0.s0 B1.s0 W1.s0",
-                                      "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
+  Schedule twice = test::schedule(
+      p, {"F0.s0 F1.s0 R0.s0 R0.s0 B0.s0 W0.s0 B1.s0 W1.s0", "F0.s1 F1.s1 B0.s1 W0.s1 B1.s1 W1.s1"});
   CHECK(has_issue(twice, DiagKind::DuplicateAction, "`R0.s0` appears again"));
   // `all`: every forward is recomputed.
   Schedule all = gpipe(two_ranks(Recompute::All), true);
@@ -194,9 +194,9 @@ TEST_CASE("random schedules with recomputation verify, and the order simulator t
     test::add_random_recompute(p, rng);
     REQUIRE(validate(p).empty());
     Schedule s = test::random_valid(p, rng);
-    for (const auto& order : s.ranks) with_r += static_cast<int>(std::count_if(order.begin(), order.end(), [](Action a) {
-                                                   return a.kind == ActionKind::R;
-                                                 }));
+    for (const auto& order : s.ranks)
+      with_r += static_cast<int>(
+          std::count_if(order.begin(), order.end(), [](Action a) { return a.kind == ActionKind::R; }));
     auto issues = verify(s);
     INFO("trial " << trial << ": " << (issues.empty() ? std::string("no issue") : issues[0].message));
     REQUIRE(issues.empty());
