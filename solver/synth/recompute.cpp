@@ -7,12 +7,14 @@
 // above what its backward then frees on that rank (the moment between the two is the rank's
 // peak). A schedule of P_X, with R(mb, s) put right before each backward of X, is a schedule of
 // the problem that ends no later (R runs while its backward waits for the gradient) and fits the
-// cap. Then a pass over the result moves R's into earlier idle time and, where recomputation is
-// allowed rather than required, drops the R's whose forward fits whole: the checkpointing is
-// decided per (microbatch, stage). Every candidate is verified against the problem itself, and the
-// bound is the problem's own (ir::lower_bound counts recomputation), never a P_X's.
+// cap. Then, where recomputation is allowed rather than required, the R's whose forward fits whole
+// are dropped (the checkpointing is decided per microbatch and stage), and the order-space local
+// search (local_search.h) runs on the problem itself, R's among its actions: its shifts and swaps
+// move them into idle time. Every candidate is verified against the problem itself, and the bound
+// is the problem's own (ir::lower_bound counts recomputation), never a P_X's.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -21,6 +23,7 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
+#include "solver/synth/local_search.h"
 #include "solver/synth/search_impl.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
@@ -116,27 +119,51 @@ struct Found {
   double value = 0;
   std::string name;
   SolveResult result;  // the sub-solve's, for its counters
+  // After the refinement: its objective before, what it did.
+  double before = 0;
+  int dropped = 0;
+  LocalSearchStats searched;
 };
 
 // The pass over a candidate: with `allowed`, drop each R whose forward then fits whole and the
-// objective does not grow; move each R to the earliest place before it (after its F) that makes
-// the objective smaller. Evaluations are counted (deterministic); the clock also stops it.
+// objective does not grow; then the order-space local search. Evaluations are counted
+// (deterministic); the clock also stops them.
 class Refiner {
  public:
   Refiner(Found& c, uint64_t budget, Clock::time_point deadline, bool use_clock)
       : c_(c), budget_(budget), deadline_(deadline), use_clock_(use_clock) {}
 
   void run() {
-    const bool allowed = c_.schedule.problem.recompute == ir::Recompute::Allowed;
-    if (allowed) drop_pass();
-    if (!c_.schedule.has_overlap()) advance_pass();
-    if (allowed) drop_pass();
+    if (allowed()) drop_pass();
+  }
+
+  // The order-space local search (local_search.h) on the problem itself, its R's among the
+  // actions: its swaps and shifts move them, and what is around them, until the time limit; then
+  // the R's that became unnecessary are dropped.
+  LocalSearchStats search(double time_limit_s, const std::atomic<bool>* stop, int64_t target) {
+    LocalSearchOptions lo;
+    if (use_clock_) lo.deadline = deadline_;
+    const double work = std::max(1.0, static_cast<double>(c_.schedule.num_actions()));
+    // Deterministic: the search's evaluation budget for the time (search.cpp); else the clock.
+    lo.max_evals = use_clock_ ? UINT64_MAX
+                              : static_cast<uint64_t>(std::min(1e15, time_limit_s * kTimedActionsPerSecond / work));
+    lo.stop = stop;
+    lo.target = target;
+    LocalSearchStats stats;
+    ir::Schedule t = local_search(c_.schedule, lo, stats);
+    if (auto v = value_of(t); v && *v <= c_.value) {
+      c_.schedule = std::move(t);
+      c_.value = *v;
+    }
+    if (allowed()) drop_pass();
+    return stats;
   }
 
   uint64_t evaluations() const { return evals_; }
-  int dropped = 0, moved = 0;
+  int dropped = 0;
 
  private:
+  bool allowed() const { return c_.schedule.problem.recompute == ir::Recompute::Allowed; }
   bool out_of_time() const { return evals_ >= budget_ || (use_clock_ && Clock::now() >= deadline_); }
 
   std::optional<double> eval(const ir::Schedule& s) {
@@ -163,33 +190,6 @@ class Refiner {
       }
   }
 
-  void advance_pass() {
-    constexpr size_t kReach = 8;  // earlier places tried per R
-    ir::Schedule& s = c_.schedule;
-    for (size_t r = 0; r < s.ranks.size(); ++r)
-      for (size_t i = 0; i < s.ranks[r].size() && !out_of_time(); ++i) {
-        const ir::Action a = s.ranks[r][i];
-        if (a.kind != ir::ActionKind::R) continue;
-        const ir::Action f = ir::F(a.mb.value, a.stage.value);
-        std::optional<ir::Schedule> best;
-        for (size_t j = i; j-- > 0 && i - j <= kReach && !out_of_time();) {
-          if (s.ranks[r][j] == f) break;
-          ir::Schedule t = s;
-          auto& o = t.ranks[r];
-          std::rotate(o.begin() + static_cast<std::ptrdiff_t>(j), o.begin() + static_cast<std::ptrdiff_t>(i),
-                      o.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-          auto v = eval(t);
-          if (v && *v < c_.value) {
-            c_.value = *v;
-            best = std::move(t);
-          }
-        }
-        if (!best) continue;
-        s = std::move(*best);
-        ++moved;
-      }
-  }
-
   Found& c_;
   uint64_t budget_;
   Clock::time_point deadline_;
@@ -213,8 +213,11 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   std::vector<Plan> plans;
   if (p.recompute == ir::Recompute::Allowed) plans.push_back({"no recomputation", {}});
   plans.push_back({"every stage checkpointed", StageSet(static_cast<size_t>(S), 1)});
+  // The first half, three quarters or quarter of the stages (a sweep of every count measured no
+  // better on bench/solver/recompute_bench: the time it splits costs each sub-solve more).
+  const std::vector<int32_t> firsts{S / 2, (3 * S) / 4, S / 4};
   if (p.recompute == ir::Recompute::Allowed)
-    for (int32_t k : {S / 2, (3 * S) / 4, S / 4}) {
+    for (int32_t k : firsts) {
       if (k <= 0 || k >= S) continue;
       StageSet ck(static_cast<size_t>(S), 0);
       std::fill(ck.begin(), ck.begin() + k, 1);
@@ -264,14 +267,25 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     s.provenance.reset();
     auto v = value_of(s);
     if (!v) continue;  // the lowered cap is a sufficient condition; a unit's order may still not fit
-    found.push_back({std::move(s), *v, plan.name, std::move(sub)});
+    Found f;
+    f.schedule = std::move(s);
+    f.value = *v;
+    f.name = plan.name;
+    f.result = std::move(sub);
+    found.push_back(std::move(f));
   }
   // Warm starts with recomputation, as given.
   for (const SolveOptions::WarmStart& w : options.warm_starts) {
     ir::Schedule s = w.schedule;
     s.problem = p;
     s.provenance.reset();
-    if (auto v = value_of(s)) found.push_back({std::move(s), *v, "warm start " + w.name, SolveResult{}});
+    if (auto v = value_of(s)) {
+      Found f;
+      f.schedule = std::move(s);
+      f.value = *v;
+      f.name = "warm start " + w.name;
+      found.push_back(std::move(f));
+    }
   }
 
   SolveResult r;
@@ -285,19 +299,34 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     r.seconds = elapsed();
     return r;
   }
-  // The best candidate (the first of equals), then its refinement.
-  size_t best = 0;
-  for (size_t i = 1; i < found.size(); ++i)
-    if (found[i].value < found[best].value) best = i;
-  Found& c = found[best];
-  const double before = c.value;
-  // Until the time limit, less a twentieth for the driver's verification and output.
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(0.95 * options.time_limit_s));
-  Refiner refine(c, options.deterministic ? 20'000 : UINT64_MAX, deadline, !options.deterministic);
-  refine.run();
-
+  // The two best candidates (the first of equals first), each refined and searched with half of
+  // what is left of the time (less a twentieth for the driver's verification and output): the
+  // best before the search is not always the best after it.
   const ir::LowerBound lb = ir::lower_bound(p);
+  std::vector<size_t> order(found.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return found[a].value < found[b].value; });
+  const size_t tries = std::min<size_t>(2, found.size());
+  const double from = elapsed(), until = 0.95 * options.time_limit_s;
+  for (size_t t = 0; t < tries; ++t) {
+    Found& x = found[order[t]];
+    x.before = x.value;
+    const double end = from + std::max(0.0, until - from) * static_cast<double>(t + 1) / static_cast<double>(tries);
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(end));
+    Refiner refine(x, options.deterministic ? 20'000 / tries : UINT64_MAX, deadline, !options.deterministic);
+    refine.run();
+    if (x.value > lb.value + 1e-9 * std::max(1.0, lb.value) && !(options.stop && options.stop->load()))
+      x.searched = refine.search(options.time_limit_s / static_cast<double>(tries), options.stop,
+                                 ir::to_fixed(lb.value, ir::time_scale(p)));
+    x.dropped = refine.dropped;
+  }
+  size_t best = order[0];
+  for (size_t t = 1; t < tries; ++t)
+    if (found[order[t]].value < found[best].value) best = order[t];
+  Found& c = found[best];
+  const double before = c.before;
+  const LocalSearchStats& searched = c.searched;
+
   r = std::move(c.result);
   r.warnings = std::move(warnings);
   r.objective = c.value;
@@ -330,8 +359,16 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   rec.bound = r.bound_reason;
   rec.incumbent = c.name + " (" + format_number(before) + ")";
   rec.incumbent_value = before;
-  rec.found_by = (rec.found_by.empty() ? std::string() : rec.found_by + ", ") + c.name + ", recomputation placed (" +
-                 std::to_string(refine.moved) + " R moved earlier, " + std::to_string(refine.dropped) + " dropped)";
+  rec.found_by = (rec.found_by.empty() ? std::string() : rec.found_by + ", ") + c.name + ", " +
+                 std::to_string(c.dropped) + " of its R's dropped" + (searched.evals > 0 ? ", local search" : "");
+  rec.local_search.threads = searched.evals > 0 ? 1 : 0;
+  rec.local_search.evaluations = searched.evals;
+  rec.local_search.accepted = searched.accepted;
+  rec.local_search.restarts = searched.restarts;
+  rec.local_search.moves.clear();
+  for (int m = 0; m < (overlap_moves_apply(p) ? kNumMoves : 4); ++m)
+    rec.local_search.moves.push_back({std::string(move_name(m)), searched.tried[static_cast<size_t>(m)],
+                                      searched.improved_best[static_cast<size_t>(m)]});
   // The exact model (if any) ran on the candidate's own problem, not on this one.
   if (!rec.method.empty() && rec.method != "none") rec.method += ", on the problem with " + c.name;
   rec.seconds = options.deterministic ? std::nullopt : std::optional<double>(r.seconds);

@@ -100,6 +100,17 @@ Problem decode(Bytes& in) {
     default: p.memory.cap = PerStage::of(unit * p.ranks); break;
   }
   if (in.pick(4) == 0) p.objective = Objective::MaxSpan;
+  // Recomputation one time in four (where no forward frees memory): `all` or `allowed`, a kept
+  // input of 0..F in quarters, R's cost the forward's or drawn.
+  bool forwards_add = true;
+  for (int s = 0; s < S; ++s) forwards_add &= p.memory.F.at(static_cast<size_t>(s)) >= 0;
+  if (in.pick(4) == 0 && forwards_add) {
+    p.recompute = in.pick(3) == 0 ? Recompute::All : Recompute::Allowed;
+    std::vector<double> input;
+    for (int s = 0; s < S; ++s) input.push_back(p.memory.F.at(static_cast<size_t>(s)) * in.pick(5) / 4.0);
+    p.memory.input = PerStage::list(input);
+    if (in.pick(2) == 1) p.cost.R = costs(in, S, kCosts);
+  }
   return p;
 }
 

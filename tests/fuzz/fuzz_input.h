@@ -39,10 +39,10 @@ class Bytes {
 };
 
 /// A random valid order (a random topological order dealt out to the owning ranks), each backward
-/// of a mixed problem fused or split at random; with `pair_percent`, a dealt F or B/BW is often
-/// followed on its rank by a ready action of the other sort (a candidate overlapped unit). The
-/// same as tests/common's random_order, in linear time: that one keeps a map and rescans every
-/// action per step, which took 40% of an execution.
+/// of a mixed problem fused or split at random, with R's where the problem recomputes; with `pair_percent`, a dealt F
+/// or B/BW is often followed on its rank by a ready action of the other sort (a candidate overlapped unit). The same as
+/// tests/common's random_order, in linear time: that one keeps a map and rescans every action per step, which took 40%
+/// of an execution.
 inline ir::Schedule random_order(const ir::Problem& p, test::Rng& rng, int pair_percent) {
   using namespace ir;
   Schedule s;
@@ -52,6 +52,9 @@ inline ir::Schedule random_order(const ir::Problem& p, test::Rng& rng, int pair_
   for (int32_t mb = 0; mb < p.microbatches; ++mb)
     for (int32_t st = 0; st < p.num_stages(); ++st) {
       all.push_back(F(mb, st));
+      // Recomputation: every forward's R under `all`, about half of them under `allowed`.
+      if (p.recompute == Recompute::All || (p.recompute == Recompute::Allowed && test::uniform(rng, 0, 1)))
+        all.push_back(R(mb, st));
       bool fused = p.backward == BackwardMode::Fused || (p.backward == BackwardMode::Mixed && test::uniform(rng, 0, 1));
       if (fused) {
         all.push_back(BW(mb, st));
@@ -84,7 +87,9 @@ inline ir::Schedule random_order(const ir::Problem& p, test::Rng& rng, int pair_
   };
   while (!ready.empty()) {
     Action a = deal(static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(ready.size()) - 1)));
-    if (pair_percent <= 0 || a.kind == ActionKind::W || test::uniform(rng, 1, 100) > pair_percent) continue;
+    if (pair_percent <= 0 || a.kind == ActionKind::W || a.kind == ActionKind::R ||
+        test::uniform(rng, 1, 100) > pair_percent)
+      continue;
     std::vector<size_t> partners;
     for (size_t i = 0; i < ready.size(); ++i) {
       Action b = ready[i];
