@@ -59,10 +59,7 @@ class MlpCudaStage final : public Stage {
     if (in)
       check(cudaMemcpyAsync(x0, in, boundary_bytes(), cudaMemcpyDeviceToDevice, dev_.compute), "copying an input");
     else make_input(e_, x0, n, seed_, mb, dev_.compute);
-    for (int64_t l = 0; l < layers_; ++l) {
-      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h_, rows_, h_, weight(l), storage(), act(mb, l), storage(), z_, accum());
-      bias_tanh(e_, z_, bias(l), act(mb, l + 1), rows_, h_, dev_.compute);
-    }
+    run_layers(mb);
     const void* y = act(mb, layers_);
     if (out) {
       check(cudaMemcpyAsync(out, y, boundary_bytes(), cudaMemcpyDeviceToDevice, dev_.compute), "copying an output");
@@ -70,6 +67,16 @@ class MlpCudaStage final : public Stage {
     }
     mse_loss(e_, y, dloss(mb), partials_, loss_, n, m_, seed_, mb, dev_.compute);
   }
+
+  // A checkpointed forward keeps only its input: the layers' outputs are overwritten with all-ones
+  // bytes (a NaN in every storage type, so a missing recomputation shows in --check), and
+  // recompute() runs the layers again, the same kernels in the same order.
+  void checkpoint(int32_t mb) override {
+    for (int64_t l = 1; l <= layers_; ++l)
+      check(cudaMemsetAsync(act(mb, l), 0xff, boundary_bytes(), dev_.compute), "cudaMemset (a checkpoint)");
+  }
+
+  void recompute(int32_t mb) override { run_layers(mb); }
 
   void backward_input(int32_t mb, const void* grad_out, void* grad_in) override {
     const int64_t n = rows_ * h_;
@@ -91,6 +98,14 @@ class MlpCudaStage final : public Stage {
       std::byte* dw = grad(mb, l);
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, h_, h_, rows_, act(mb, l), storage(), dzs(mb, l), storage(), dw, accum());
       bias_grad(e_, dzs(mb, l), dw + h_ * h_ * accum_bytes(e_), rows_, h_, dev_.compute);
+    }
+  }
+
+  // The layers of microbatch mb from its input act(mb, 0): each layer's output act(mb, l + 1).
+  void run_layers(int32_t mb) {
+    for (int64_t l = 0; l < layers_; ++l) {
+      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h_, rows_, h_, weight(l), storage(), act(mb, l), storage(), z_, accum());
+      bias_tanh(e_, z_, bias(l), act(mb, l + 1), rows_, h_, dev_.compute);
     }
   }
 
