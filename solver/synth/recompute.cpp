@@ -292,8 +292,9 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   if (found.empty()) {
     r.status = SolveStatus::Infeasible;
     Infeasibility inf;
-    inf.explanation = "no schedule found meets the memory cap, with or without recomputation; this cap is not provably "
-                      "infeasible";
+    inf.explanation =
+        "none of the candidates fits, with or without recomputation (a recomputed forward is whole on its rank "
+        "until its backward); this cap is not provably infeasible";
     r.infeasible = inf;
     r.warnings = std::move(warnings);
     r.seconds = elapsed();
