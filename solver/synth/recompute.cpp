@@ -32,6 +32,8 @@ namespace schedc::solver::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Actions ir::verify checks (and simulates) per second, about (pp 32, m 128: 16k actions in 6 ms).
+constexpr double kVerifiedActionsPerSecond = 2e6;
 using StageSet = std::vector<char>;  // [stage]: checkpointed
 
 // P_X for the checkpointed stages `ck`; nullopt when a rank's lowered cap is below zero.
@@ -159,7 +161,6 @@ class Refiner {
     return stats;
   }
 
-  uint64_t evaluations() const { return evals_; }
   int dropped = 0;
 
  private:
@@ -260,6 +261,8 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     o.time_limit_s = std::max(kMinTimeLimit, left / static_cast<double>(plans.size() - i + 1));
     if (options.stop && options.stop->load()) break;
     SolveResult sub = synthesize(*q, o);
+    options.debug.print("recompute: %s: %s at %.2f s", plan.name.c_str(),
+                        sub.schedule ? format_number(sub.objective).c_str() : "no schedule", elapsed());
     for (const std::string& w : sub.warnings) warnings.push_back(plan.name + ": " + w);
     if (!sub.schedule) continue;
     ir::Schedule s = plan.ck.empty() ? *sub.schedule : expand(p, *sub.schedule, plan.ck);
@@ -314,12 +317,20 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     x.before = x.value;
     const double end = from + std::max(0.0, until - from) * static_cast<double>(t + 1) / static_cast<double>(tries);
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(end));
-    Refiner refine(x, options.deterministic ? 20'000 / tries : UINT64_MAX, deadline, !options.deterministic);
+    // Deterministic: as many evaluations (each a whole verification) as a tenth of the time buys,
+    // shared between the candidates and the two drop passes.
+    const double work = std::max(1.0, static_cast<double>(x.schedule.num_actions()));
+    const auto budget = static_cast<uint64_t>(
+        std::min(1e15, 0.1 * options.time_limit_s * kVerifiedActionsPerSecond / work / static_cast<double>(2 * tries)));
+    Refiner refine(x, options.deterministic ? budget : UINT64_MAX, deadline, !options.deterministic);
     refine.run();
     if (x.value > lb.value + 1e-9 * std::max(1.0, lb.value) && !(options.stop && options.stop->load()))
       x.searched = refine.search(options.time_limit_s / static_cast<double>(tries), options.stop,
                                  ir::to_fixed(lb.value, ir::time_scale(p)));
     x.dropped = refine.dropped;
+    options.debug.print("recompute: %s refined from %s to %s (%d R's dropped, %llu local search evaluations) at %.2f s",
+                        x.name.c_str(), format_number(x.before).c_str(), format_number(x.value).c_str(), x.dropped,
+                        static_cast<unsigned long long>(x.searched.evals), elapsed());
   }
   size_t best = order[0];
   for (size_t t = 1; t < tries; ++t)
