@@ -36,12 +36,18 @@ using Clock = std::chrono::steady_clock;
 constexpr double kVerifiedActionsPerSecond = 2e6;
 using StageSet = std::vector<char>;  // [stage]: checkpointed
 
-// P_X for the checkpointed stages `ck`; nullopt when a rank's lowered cap is below zero.
-std::optional<ir::Problem> glued_problem(const ir::Problem& p, const StageSet& ck) {
+// `p` without recomputation (what a schedule without R's is a schedule of).
+ir::Problem without_recompute(const ir::Problem& p) {
   ir::Problem q = p;
   q.recompute = ir::Recompute::Off;
   q.cost.R.reset();
   q.memory.input.reset();
+  return q;
+}
+
+// P_X for the checkpointed stages `ck`; nullopt when a rank's lowered cap is below zero.
+std::optional<ir::Problem> glued_problem(const ir::Problem& p, const StageSet& ck) {
+  ir::Problem q = without_recompute(p);
   const int32_t S = p.num_stages();
   std::vector<double> cost_b, mem_f, mem_b, lowered(static_cast<size_t>(p.ranks), 0);
   for (int32_t s = 0; s < S; ++s) {
@@ -231,15 +237,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   std::vector<std::string> warnings;
   for (size_t i = 0; i < plans.size(); ++i) {
     const Plan& plan = plans[i];
-    std::optional<ir::Problem> q;
-    if (plan.ck.empty()) {
-      q = p;
-      q->recompute = ir::Recompute::Off;
-      q->cost.R.reset();
-      q->memory.input.reset();
-    } else {
-      q = glued_problem(p, plan.ck);
-    }
+    std::optional<ir::Problem> q = plan.ck.empty() ? without_recompute(p) : glued_problem(p, plan.ck);
     if (!q) continue;
     SolveOptions o = options;
     o.progress = nullptr;
