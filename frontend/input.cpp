@@ -93,6 +93,9 @@ std::optional<Input> read_input(const SourceManager& sources, int32_t file, Inpu
   if (format != InputFormat::Spec) {
     in.spec.file = file;
     in.spec.problem = in.schedule->problem;
+    in.spec.layers_per_stage = in.schedule->layers_per_stage;  // a plan's partition, for the stages' layers
+    in.spec.has_embedding = in.schedule->embedding;
+    in.spec.has_head = in.schedule->head;
     in.spec.schedule.kind = SourceKind::Explicit;
     give_every_field(in);
   }

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "frontend/lexer.h"
-#include "frontend/partition.h"
 #include "frontend/sema_internal.h"
 #include "frontend/suggest.h"
 
@@ -76,6 +75,7 @@ class Checker {
     memory();
     if (cx_.problem_ok) model();
     if (cx_.problem_ok) complete();
+    if (cx_.problem_ok) model_units();
     if (cx_.problem_ok) validate();
     if (const ast::Stmt* s = find("schedule")) schedule(*s);
     if (const ast::Stmt* s = find(ir::Field::Expect)) expect(*s);
@@ -514,9 +514,10 @@ class Checker {
 
     const int32_t S = p_.num_stages();
     std::vector<int32_t> counts;
-    if (!partition || (partition->is(Value::Kind::Word) && partition->text == "balanced")) {
+    const bool automatic = partition && partition->is(Value::Kind::Word) && partition->text == "auto";
+    if (!partition || automatic || (partition->is(Value::Kind::Word) && partition->text == "balanced")) {
       auto total = [](const Part& x) { return x.at("F") + x.at("B") + x.at("W"); };
-      counts = balanced_partition(S, *layers, total(layer), total(embedding), total(head));
+      counts = ir::balanced_partition(S, *layers, total(layer), total(embedding), total(head));
     } else if (partition->is(Value::Kind::List)) {
       int64_t sum = 0;
       for (const Value& item : partition->items) {
@@ -539,9 +540,9 @@ class Checker {
     } else {
       if (!partition->is(Value::Kind::Invalid))
         cx_.report.error(DiagKind::WrongType, partition->loc,
-                         "`model.partition` needs `balanced` or a list of layers per stage, got " +
+                         "`model.partition` needs `balanced`, `auto` or a list of layers per stage, got " +
                              sema::describe(*partition) +
-                             did_you_mean_suffix(partition->text, std::array<std::string_view, 1>{"balanced"}));
+                             did_you_mean_suffix(partition->text, std::array<std::string_view, 2>{"balanced", "auto"}));
       return fail();
     }
     // Per stage: its layers, the embedding on the first, the head on the last.
@@ -570,6 +571,36 @@ class Checker {
     cx_.spec.layers_per_stage = std::move(counts);
     cx_.spec.has_embedding = embedding.given;
     cx_.spec.has_head = head.given;
+    cx_.spec.partition_auto = automatic;
+    if (partition) cx_.spec.partition_loc = partition->loc;
+    // The model itself for the plan layer, in the units of its blocks; complete() expresses it in
+    // the problem's.
+    ir::Model model;
+    auto kind = [&](const char* name, const Part& x) {
+      model.kinds.push_back({name, x.at("F"), x.at("B"), x.at("W"), x.at("memory"), x.at("static"), 0});
+      return static_cast<int32_t>(model.kinds.size() - 1);
+    };
+    model.layers.assign(static_cast<size_t>(*layers), kind("layer", layer));
+    if (embedding.given) model.embedding = kind("embedding", embedding);
+    if (head.given) model.head = kind("head", head);
+    model.deltas_follow = !cx_.spec.is_given(Field::MemoryB) && !cx_.spec.is_given(Field::MemoryW);
+    model_time_unit_ = time_unit;
+    model_memory_unit_ = memory_unit;
+    cx_.spec.model = std::move(model);
+  }
+
+  // The model's values in the units the problem ended in (a finer unit elsewhere in the file, a
+  // cost in `us` beside layers in `ms`, converts them).
+  void model_units() {
+    if (!cx_.spec.model) return;
+    auto to = [](const Unit* from, const std::string& name, double& v) {
+      if (!from || name.empty() || name == from->name) return;
+      if (const Unit* target = find_unit(name)) v = convert(v, *from, *target);
+    };
+    for (ir::LayerKind& k : cx_.spec.model->kinds) {
+      for (double* v : {&k.F, &k.B, &k.W}) to(model_time_unit_, p_.time_unit, *v);
+      for (double* v : {&k.memory, &k.static_memory, &k.input}) to(model_memory_unit_, p_.memory_unit, *v);
+    }
   }
 
   void balanced(const ast::Entry& e) {
@@ -656,6 +687,8 @@ class Checker {
 
   Context& cx_;
   ir::Problem& p_;
+  const Unit* model_time_unit_ = nullptr;    // the unit the model blocks' times were written in
+  const Unit* model_memory_unit_ = nullptr;  // and their memory values
   std::map<std::string_view, const ast::Stmt*> stmts_;
   std::set<std::string> suggested_;  // keys offered as "did you mean" for unknown keys
 };

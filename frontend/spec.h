@@ -12,6 +12,7 @@
 #include "ir/action.h"
 #include "ir/expect.h"
 #include "ir/field.h"
+#include "ir/model.h"
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "support/diagnostics.h"
@@ -53,6 +54,13 @@ struct Spec {
   /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
   /// derived from them are in `problem`.
   std::vector<int32_t> layers_per_stage;
+  /// The model itself, its values in the problem's units (after completion): what the solver's
+  /// plan layer cuts when the partition is its to choose. nullopt without a model.
+  std::optional<ir::Model> model;
+  /// `model { partition = auto }`: the solve chooses the layers per stage (solver/plan.h);
+  /// until it has, `layers_per_stage` and the problem hold the balanced partition.
+  bool partition_auto = false;
+  SourceLoc partition_loc;  // of the `partition` value, when written
   /// `embedding { }` and `head { }` beside the model: stage 0 runs the one, the last stage the other.
   bool has_embedding = false;
   bool has_head = false;

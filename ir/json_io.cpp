@@ -390,6 +390,45 @@ class Reader {
     return found_ == errors;
   }
 
+  // `"plan": {"layers_per_stage": [...]}` (version 6): one layer count (>= 0) per stage.
+  bool plan(const ojson& j, Schedule& s) {
+    if (version_ < 6) {
+      version_error("/plan", "plan", 6);
+      return false;
+    }
+    if (!expect_object(j, "/plan", {"layers_per_stage", "embedding", "head"})) return false;
+    for (const char* key : {"embedding", "head"}) {
+      if (!j.contains(key)) continue;
+      if (!j[key].is_boolean()) {
+        error(std::string("/plan/") + key, DiagKind::WrongType, "expected a boolean, got " + type_name(j[key]));
+        return false;
+      }
+      (key[0] == 'e' ? s.embedding : s.head) = j[key].get<bool>();
+    }
+    if (!j.contains("layers_per_stage")) {
+      error("/plan", DiagKind::MissingKey, "missing key `layers_per_stage`");
+      return false;
+    }
+    const ojson& l = j["layers_per_stage"];
+    const auto S = static_cast<size_t>(s.problem.num_stages());
+    if (!l.is_array() || l.size() != S) {
+      error("/plan/layers_per_stage", DiagKind::WrongType,
+            "expected an array of one layer count per stage (" + std::to_string(S) + ")");
+      return false;
+    }
+    for (size_t i = 0; i < l.size(); ++i) {
+      auto n = integer(l[i], "/plan/layers_per_stage/" + std::to_string(i));
+      if (!n) return false;
+      if (*n < 0) {
+        error("/plan/layers_per_stage/" + std::to_string(i), DiagKind::OutOfRange,
+              "a stage runs 0 or more layers, got " + std::to_string(*n));
+        return false;
+      }
+      s.layers_per_stage.push_back(*n);
+    }
+    return true;
+  }
+
   bool overlap(const ojson& j, Schedule& s) {
     size_t errors = found_;
     if (!j.is_array() || j.size() != s.ranks.size()) {
@@ -489,14 +528,25 @@ std::string write_schedule_json(const Schedule& s, const Metrics* metrics) {
   // version 4 `directions` (more than two) and `direction_microbatches`, version 5 recomputation
   // (`recompute`, `cost.R`, `memory.input` and R actions); a document is written in the lowest version
   // that holds it, so a problem without any of them is version 1, byte for byte what earlier releases wrote.
+  // Version 6 adds the `plan` the solve chose (its layers per stage).
   const Problem& p = s.problem;
-  int version = p.recompute != Recompute::Off                                             ? 5
+  int version = !s.layers_per_stage.empty()                                               ? 6
+                : p.recompute != Recompute::Off                                           ? 5
                 : p.directions > 2 || !p.direction_microbatches.empty()                   ? 4
                 : p.cost.has_overheads()                                                  ? 3
                 : !p.time_unit.empty() || !p.memory_unit.empty() || p.has_static_memory() ? 2
                                                                                           : 1;
   out += "  \"version\": " + std::to_string(version) + ",\n";
   out += "  \"problem\": " + problem_json(s.problem) + ",\n";
+  if (!s.layers_per_stage.empty()) {
+    out += "  \"plan\": {\"layers_per_stage\": [";
+    for (size_t i = 0; i < s.layers_per_stage.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(s.layers_per_stage[i]);
+    out += "]";
+    if (s.embedding) out += ", \"embedding\": true";
+    if (s.head) out += ", \"head\": true";
+    out += "},\n";
+  }
   out += "  \"ranks\": [";
   for (size_t r = 0; r < s.ranks.size(); ++r) {
     out += r ? ",\n    [" : "\n    [";
@@ -574,7 +624,7 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
     }
     return std::nullopt;
   }
-  if (!rd.expect_object(doc, "", {"format", "version", "problem", "ranks", "overlap", "metrics", "provenance"}))
+  if (!rd.expect_object(doc, "", {"format", "version", "problem", "plan", "ranks", "overlap", "metrics", "provenance"}))
     return std::nullopt;
   size_t errors = rd.found();
   for (const char* key : {"format", "version", "problem", "ranks"})
@@ -587,11 +637,11 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
   }
   const ojson& v = doc["version"];
   int known = 0;
-  for (int k = 1; k <= 5; ++k)
+  for (int k = 1; k <= 6; ++k)
     if (v == k) known = k;
   if (known == 0) {
     rd.error("/version", DiagKind::BadFormatVersion,
-             "unsupported version " + backtick(v.dump()) + ", expected `1`, `2`, `3`, `4` or `5`");
+             "unsupported version " + backtick(v.dump()) + ", expected `1`, `2`, `3`, `4`, `5` or `6`");
     return std::nullopt;
   }
   rd.version_ = known;
@@ -601,6 +651,7 @@ std::optional<Schedule> read_document(const SourceManager& sources, int32_t file
   s.problem = std::move(*problem);
   if (!rd.ranks(doc["ranks"], s)) return std::nullopt;
   if (doc.contains("overlap") && !rd.overlap(doc["overlap"], s)) return std::nullopt;
+  if (doc.contains("plan") && !rd.plan(doc["plan"], s)) return std::nullopt;
   if (doc.contains("provenance")) s.provenance = read_provenance(doc["provenance"]);
   return s;
 }

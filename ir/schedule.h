@@ -24,6 +24,12 @@ struct Schedule {
   /// Where the schedule came from; none for a schedule built in memory (tests, the solver's
   /// candidates) and for a document without one.
   std::optional<Provenance> provenance;
+  /// The plan's partition when the solve chose it (`partition = auto`): the model's layers each
+  /// stage runs (schedule JSON version 6, `plan`); empty otherwise.
+  std::vector<int32_t> layers_per_stage;
+  /// With a plan: stage 0 also runs the model's embedding, the last stage its output head.
+  bool embedding = false;
+  bool head = false;
 
   bool has_overlap() const;
   /// True when position `i` of `rank` starts an overlapped unit.

@@ -9,32 +9,11 @@
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 #include "tools/schedc/json_out.h"
+#include "tools/schedc/stage_table.h"
 
 namespace schedc::driver {
 
 namespace {
-
-// With a `model`: the stages it derives, one line each, in the problem's units.
-void stage_table(std::ostream& os, const frontend::Spec& spec) {
-  const ir::Problem& p = spec.problem;
-  auto unit = [](const std::string& u) { return u.empty() ? std::string() : " (" + u + ")"; };
-  std::vector<std::vector<std::string>> rows{{"stage", "layers", "F" + unit(p.time_unit), "B" + unit(p.time_unit),
-                                              "W" + unit(p.time_unit), "memory" + unit(p.memory_unit),
-                                              "static" + unit(p.memory_unit)}};
-  for (size_t s = 0; s < spec.layers_per_stage.size(); ++s)
-    rows.push_back({std::to_string(s), std::to_string(spec.layers_per_stage[s]), format_number(p.cost.F.at(s)),
-                    format_number(p.cost.B.at(s)), format_number(p.cost.W.at(s)), format_number(p.memory.F.at(s)),
-                    format_number(p.memory.static_memory.at(s))});
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  for (const auto& row : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < row.size(); ++c)
-      line += row[c] + (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 2, ' ') : "");
-    os << line << "\n";
-  }
-}
 
 std::string check_text(const std::string& path, const frontend::Spec& spec) {
   const ir::Problem& p = spec.problem;
@@ -46,7 +25,9 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   if (!p.memory_unit.empty()) os << ", memory in " << p.memory_unit;
   if (p.has_static_memory()) os << ", static memory";
   os << "\n";
-  if (!spec.layers_per_stage.empty()) stage_table(os, spec);
+  if (spec.partition_auto)
+    os << "  partition = auto: the solve chooses each stage's layers; it starts from the balanced partition:\n";
+  if (!spec.layers_per_stage.empty()) stage_table(os, spec.problem, spec.layers_per_stage);
   return os.str();
 }
 

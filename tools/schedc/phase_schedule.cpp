@@ -11,6 +11,7 @@
 #include "ir/lower_bound.h"
 #include "profile/profile.h"
 #include "solver/families/families.h"
+#include "solver/synth/plan.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 #include "tools/schedc/interrupt.h"
@@ -145,128 +146,105 @@ std::optional<ir::Schedule> solved(Session& s, Input& in, solver::SolveResult& r
   return std::nullopt;
 }
 
-std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
-  auto options = solve_options(s, in, flags);
-  if (!options) return std::nullopt;
-  solver::SolveResult r = solver::synthesize(in.spec.problem, *options);
-  return solved(s, in, r);
-}
-
-// `stages_per_rank = auto`: the spec's problem (one stage per rank) cut into each allowed number
-// of stages per rank, solved in the order of their lower bounds, each with an equal share of what
-// is left of the time limit, skipping those whose bound is no better than the best makespan found;
-// the best (the fewest stages per rank on a tie) becomes the input's problem. A table of the
-// candidates goes to stderr.
-std::optional<ir::Schedule> from_solver_auto(Session& s, Input& in, const ScheduleFlags& flags) {
-  const ir::Problem base = in.spec.problem;
-  const SourceLoc at = in.spec.loc_of(ir::Field::StagesPerRank);
-  if (!flags.warm_start.empty()) {
-    s.diags.error(DiagKind::BadFlag, {},
-                  "--warm-start fixes the stages per rank, and `stages_per_rank = auto` leaves them to the solve");
-    return std::nullopt;
-  }
-  std::vector<int32_t> allowed;
-  switch (base.placement) {
-    case ir::PlacementKind::Looped: allowed = {1, 2, 4}; break;
-    case ir::PlacementKind::VShape: allowed = {2}; break;
-    case ir::PlacementKind::Wave: allowed = {2, 4}; break;
-    case ir::PlacementKind::Custom:
+// What the plan may choose (solver/synth/plan.h) and the input allows: `stages_per_rank = auto`
+// needs a placement that fixes no stage count and no warm start; `partition = auto` a model whose
+// other per-stage values follow its partition. nullopt after an error.
+std::optional<solver::PlanSpace> plan_space(Session& s, Input& in, const ScheduleFlags& flags) {
+  solver::PlanSpace space;
+  space.base = in.spec.problem;
+  space.vpp_auto = in.spec.stages_per_rank_auto;
+  const ir::Problem& p = in.spec.problem;
+  if (space.vpp_auto) {
+    const SourceLoc at = in.spec.loc_of(ir::Field::StagesPerRank);
+    if (!flags.warm_start.empty()) {
+      s.diags.error(DiagKind::BadFlag, {},
+                    "--warm-start fixes the stages per rank, and `stages_per_rank = auto` leaves them to the solve");
+      return std::nullopt;
+    }
+    if (p.placement == ir::PlacementKind::Custom) {
       s.diags.error(DiagKind::BadValue, at,
                     "`stages_per_rank = auto` needs placement `looped`, `vshape` or `wave`: a custom "
                     "`stage_to_rank` fixes the stages per rank");
       return std::nullopt;
+    }
   }
+  if (in.spec.partition_auto && in.spec.model) {
+    const SourceLoc at = in.spec.partition_loc;
+    if (!flags.warm_start.empty()) {
+      s.diags.error(
+          DiagKind::BadFlag, {},
+          "--warm-start fixes the partition's costs, and `partition = auto` leaves the partition to the solve");
+      return std::nullopt;
+    }
+    // Values per stage that the model does not derive cannot follow a partition the solve chooses.
+    auto refuse = [&](ir::Field field, const char* why) {
+      s.diags.error(DiagKind::BadValue, in.spec.loc_of(field),
+                    backtick(ir::to_string(field)) + " " + why +
+                        " with `partition = auto`: the solve chooses each stage's layers");
+      s.diags.note(at, "`partition = auto` is here");
+    };
+    if (p.cost.FB) return refuse(ir::Field::CostFB, "cannot be stated"), std::nullopt;
+    if (p.cost.R && !p.cost.R->is_uniform())
+      return refuse(ir::Field::CostR, "cannot be a per-stage list"), std::nullopt;
+    if (p.memory.input && !p.memory.input->is_uniform())
+      return refuse(ir::Field::MemoryInput, "cannot be a per-stage list"), std::nullopt;
+    if (!in.spec.model->deltas_follow)
+      return refuse(in.spec.is_given(ir::Field::MemoryB) ? ir::Field::MemoryB : ir::Field::MemoryW, "cannot be stated"),
+             std::nullopt;
+    space.model = &*in.spec.model;
+  }
+  return space;
+}
+
+// The solve, through the plan layer (solver/synth/plan.h) where the input leaves the stages per
+// rank or the partition open: its chosen problem and partition become the input's from here on,
+// and a table of the candidates goes to stderr (not with --quiet).
+std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFlags& flags) {
+  auto space = plan_space(s, in, flags);
+  if (!space) return std::nullopt;
   auto options = solve_options(s, in, flags);
   if (!options) return std::nullopt;
-  struct Candidate {
-    int32_t vpp = 0;
-    ir::Problem problem;
-    double bound = 0;
-    std::optional<solver::SolveResult> result;
-    std::string skipped;
-  };
-  std::vector<Candidate> cands;
-  for (int32_t v : allowed) {
-    Candidate c{v, ir::with_stages_per_rank(base, v), 0, std::nullopt, ""};
-    if (auto errors = ir::validate(c.problem); !errors.empty()) {
-      c.skipped = errors.front().message;
-    } else {
-      c.bound = ir::lower_bound(c.problem).value;
+  solver::PlanResult plan = solver::solve_plan(*space, *options);
+  const bool planned = space->vpp_auto || space->model;
+  if (planned && !flags.quiet) {
+    std::cerr << (space->model ? "schedc: plan (partition = auto):\n" : "schedc: stages_per_rank = auto:\n");
+    size_t skipped = 0;
+    for (const solver::PlanCandidate& c : plan.candidates) {
+      if (space->model && !c.makespan && !c.chosen) {
+        ++skipped;
+        continue;
+      }
+      std::cerr << "  vpp " << c.stages_per_rank;
+      if (!c.layers_per_stage.empty()) {
+        std::cerr << ", layers";
+        for (int32_t n : c.layers_per_stage) std::cerr << " " << n;
+      }
+      std::cerr << ": ";
+      if (c.makespan)
+        std::cerr << (c.chosen ? "chosen, " : "") << c.status << " " << format_number(*c.makespan) << ", bound "
+                  << format_number(c.bound) << "\n";
+      else std::cerr << c.status << "\n";
     }
-    cands.push_back(std::move(c));
+    if (skipped) std::cerr << "  and " << skipped << " more partitions not solved (their bounds, or the time)\n";
+    if (space->model)
+      std::cerr << "  plan bound " << format_number(plan.solve.lower_bound) << " over "
+                << (plan.bound_exhaustive ? "every partition" : "every partition (open nodes by their prefix)")
+                << " of each stages-per-rank value tried\n";
   }
-  std::vector<size_t> order(cands.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].bound < cands[b].bound; });
-  const double limit = options->time_limit_s;
-  const auto t0 = std::chrono::steady_clock::now();
-  double shared = 0;  // deterministic runs: the shares of the limit given so far
-  auto rest = [&] {   // of the limit; deterministic runs count shares, not the clock
-    if (options->deterministic) return limit - shared;
-    return std::max(limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.0);
-  };
-  std::optional<size_t> best;
-  auto better = [&](size_t a, size_t b) {  // a's result beats b's
-    const solver::SolveResult &x = *cands[a].result, &y = *cands[b].result;
-    return x.objective < y.objective || (x.objective == y.objective && cands[a].vpp < cands[b].vpp);
-  };
-  for (size_t k = 0; k < order.size(); ++k) {
-    Candidate& c = cands[order[k]];
-    if (!c.skipped.empty()) continue;
-    if (best && c.bound >= cands[*best].result->objective) {
-      c.skipped = "its bound " + format_number(c.bound) + " is no better than " +
-                  format_number(cands[*best].result->objective);
-      continue;
-    }
-    size_t left = 0;
-    for (size_t j = k; j < order.size(); ++j) left += cands[order[j]].skipped.empty();
-    solver::SolveOptions o = *options;
-    // Deterministic runs share the limit by count alone, so that their answer does not depend on
-    // the clock.
-    o.time_limit_s = o.deterministic ? limit / static_cast<double>(cands.size()) : rest() / static_cast<double>(left);
-    shared += o.time_limit_s;
-    c.result = solver::synthesize(c.problem, o);
-    if (c.result->status == solver::SolveStatus::Infeasible || !c.result->schedule) continue;
-    if (!best || better(order[k], *best)) best = order[k];
-    if (c.result->interrupted) break;
-  }
-  // The shares of the candidates that were skipped go to the best one while its gap is open: its
-  // search goes on from its schedule (a warm start: never worse), so the limit is used.
-  if (best && !cands[*best].result->interrupted && cands[*best].result->status != solver::SolveStatus::Optimal &&
-      rest() > 0.01 * limit) {
-    Candidate& c = cands[*best];
-    solver::SolveOptions o = *options;
-    o.time_limit_s = rest();
-    o.warm_starts.push_back({"vpp-" + std::to_string(c.vpp), *c.result->schedule});
-    solver::SolveResult more = solver::synthesize(c.problem, o);
-    if (more.schedule && more.status != solver::SolveStatus::Infeasible && more.objective <= c.result->objective)
-      c.result = std::move(more);
-  }
-  if (!flags.quiet) {
-    std::cerr << "schedc: stages_per_rank = auto:\n";
-    for (const Candidate& c : cands) {
-      std::cerr << "  vpp " << c.vpp << ": ";
-      if (c.result && c.result->status != solver::SolveStatus::Infeasible && c.result->schedule)
-        std::cerr << (best && cands[*best].vpp == c.vpp ? "chosen, " : "") << solver::to_string(c.result->status) << " "
-                  << format_number(c.result->objective) << ", bound " << format_number(c.result->lower_bound) << "\n";
-      else if (c.result) std::cerr << "no schedule meets the cap\n";
-      else std::cerr << "skipped: " << c.skipped << "\n";
-    }
-  }
-  // The chosen candidate's problem is the input's from here on; with none, v = 1's infeasibility
-  // (or the first candidate's) is reported as a plain solve's.
-  size_t pick = best ? *best : 0;
-  for (size_t i = 0; !best && i < cands.size(); ++i)
-    if (cands[i].result) {
-      pick = i;
-      break;
-    }
-  in.spec.problem = cands[pick].problem;
-  if (!cands[pick].result) {
-    s.diags.error(DiagKind::BadValue, at, "no number of stages per rank could be tried: " + cands[pick].skipped);
+  if (!plan.error.empty()) {
+    s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::StagesPerRank),
+                  "no number of stages per rank could be tried: " + plan.error);
     return std::nullopt;
   }
-  return solved(s, in, *cands[pick].result);
+  in.spec.problem = plan.problem;
+  if (space->model) in.spec.layers_per_stage = plan.layers_per_stage;
+  auto sched = solved(s, in, plan.solve);
+  if (sched && space->model) {
+    sched->layers_per_stage = plan.layers_per_stage;
+    sched->embedding = in.spec.has_embedding;
+    sched->head = in.spec.has_head;
+  }
+  return sched;
 }
 
 }  // namespace
@@ -295,10 +273,14 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
                   "stages per rank");
     return std::nullopt;
   }
+  if (in.spec.partition_auto && !solve) {
+    s.diags.error(DiagKind::BadValue, in.spec.partition_loc,
+                  "`partition = auto` needs `schedule = solve` or --solve: a family or explicit orders run the "
+                  "partition they are given");
+    return std::nullopt;
+  }
   if (flags.family) {
     sched = from_family(s, in, *flags.family, {}, SourceLoc{});
-  } else if (in.spec.stages_per_rank_auto && solve) {
-    sched = from_solver_auto(s, in, flags);
   } else if (flags.solve || src.kind == frontend::SourceKind::Solve) {
     sched = from_solver(s, in, flags);
   } else if (src.kind == frontend::SourceKind::Family) {

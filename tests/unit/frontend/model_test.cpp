@@ -7,12 +7,13 @@
 #include <functional>
 #include <random>
 
-#include "frontend/partition.h"
+#include "ir/model.h"
 #include "tests/unit/frontend/test_util.h"
 
 using namespace schedc;
 using namespace schedc::frontend;
 using schedc::frontend::test::run;
+using schedc::ir::balanced_partition;
 
 namespace {
 

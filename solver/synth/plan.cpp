@@ -1,0 +1,613 @@
+// solver::solve_plan (plan.h; docs/solver.md, "The plan").
+
+#include "solver/synth/plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "ir/action.h"
+#include "ir/lower_bound.h"
+#include "solver/synth/progress.h"
+#include "support/numbers.h"
+
+namespace schedc::solver {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Counts = std::vector<int32_t>;
+
+// The shares of the plan's one time limit (of the clock, or in deterministic mode of the count):
+// the first look at each initial candidate, the moves of a layer between neighbouring stages, and
+// what is left to the best candidate's search.
+constexpr double kScreenShare = 0.3;
+constexpr double kMoveShare = 0.35;
+// A neighbour's search: this share of the limit each, and never less than this many seconds.
+constexpr double kNeighbourShare = 0.02;
+constexpr double kMinNeighbourSeconds = 0.05;
+// The branch and bound of the plan bound: partitions bounded by ir::lower_bound, then nodes.
+constexpr int64_t kFullBounds = 3000;
+constexpr int64_t kMaxNodes = 2'000'000;
+// The most actions' worth of ir::lower_bound the plan bound spends on its best partitions.
+constexpr double kFullBoundActions = 2e6;
+// More stages than this are not enumerated (the recursion goes one stage deep per level).
+constexpr int32_t kMaxEnumeratedStages = 4096;
+
+// ---- The cheap bound of one partition (partition_space_bound's leaves and prefixes) ----------
+
+// What an action surely occupies its rank for: its cost, or with overlapped F&B units the part of
+// a unit it cannot give away (the forward min(F, FB/2), a backward min(work, max(FB - F, FB/2))
+// for the most generous forward stage of its rank; see ir/lower_bound.cpp's shares), both with
+// their overheads. Two members of a unit never claim more than the unit's FB plus overheads.
+// Per stage and direction: one microbatch's sure work on its rank, and the forward's cost (for
+// the rank's head). Overlapped units are priced by what they surely keep.
+struct StageCosts {
+  std::vector<double> sure;     // [stage]
+  std::vector<double> forward;  // [stage]: cost_of(F)
+};
+
+StageCosts stage_costs(const ir::Problem& p) {
+  const int32_t S = p.num_stages();
+  StageCosts c;
+  c.sure.assign(static_cast<size_t>(S), 0);
+  c.forward.assign(static_cast<size_t>(S), 0);
+  const bool units = p.cost.FB.has_value();
+  // The most a backward of a rank can save in a unit: max over the forward stages of that rank.
+  std::vector<double> beta(static_cast<size_t>(p.ranks), 0);
+  if (units)
+    for (int32_t s = 0; s < S; ++s) {
+      const double fb = p.cost.FB->at(static_cast<size_t>(s)), f = p.cost.F.at(static_cast<size_t>(s));
+      const auto r = static_cast<size_t>(p.rank_of(0, ir::StageId(s)).value);
+      beta[r] = std::max(beta[r], std::max(fb - f, fb / 2));
+    }
+  for (int32_t s = 0; s < S; ++s) {
+    const auto z = static_cast<size_t>(s);
+    const auto r = static_cast<size_t>(p.rank_of(0, ir::StageId(s)).value);
+    const ir::Action f = ir::F(0, s), b = ir::B(0, s), w = ir::W(0, s), bw = ir::BW(0, s);
+    double fwd = ir::cost_of(p, f);
+    c.forward[z] = fwd;
+    double back = 0;
+    switch (p.backward) {
+      case ir::BackwardMode::Split: back = ir::cost_of(p, b) + ir::cost_of(p, w); break;
+      case ir::BackwardMode::Fused: back = ir::cost_of(p, bw); break;
+      case ir::BackwardMode::Mixed: back = std::min(ir::cost_of(p, b) + ir::cost_of(p, w), ir::cost_of(p, bw)); break;
+    }
+    if (units) {
+      // Members of units: the forward keeps min(F, FB/2) of its work, the input-gradient part of
+      // the backward min(work, beta); W (split) is never a member.
+      const double fb = p.cost.FB->at(z), fw = p.cost.F.at(z);
+      fwd = ir::overhead_of(p, f) + std::min(fw, fb / 2);
+      const bool fused = p.backward == ir::BackwardMode::Fused;
+      const ir::Action x = fused ? bw : b;
+      const double xw = ir::cost_of(p, x) - ir::overhead_of(p, x);
+      double kept = ir::overhead_of(p, x) + std::min(xw, beta[r]);
+      back = fused ? kept : std::min(back, kept + ir::cost_of(p, w));
+      if (p.backward == ir::BackwardMode::Mixed) back = std::min(back, ir::overhead_of(p, bw) + std::min(xw, beta[r]));
+    }
+    if (p.recompute == ir::Recompute::All) back += ir::cost_of(p, ir::R(0, s));
+    c.sure[z] = fwd + back;
+  }
+  return c;
+}
+
+// The bound of a problem from its ranks' sure work: every rank's microbatches' work, after the
+// earliest its first forward's input can arrive (single direction and a placement whose rank r
+// first holds stage r). Never above ir::lower_bound's per-rank and chain terms, so never above
+// any schedule's makespan.
+double work_bound(const ir::Problem& p, const StageCosts& c) {
+  std::vector<double> work(static_cast<size_t>(p.ranks), 0);
+  for (int32_t d = 0; d < p.num_directions(); ++d)
+    for (int32_t s = 0; s < p.num_stages(); ++s)
+      work[static_cast<size_t>(p.rank_of(d, ir::StageId(s)).value)] +=
+          p.microbatches_of(d) * c.sure[static_cast<size_t>(s)];
+  const bool heads = p.objective == ir::Objective::Makespan && p.num_directions() == 1 &&
+                     p.placement != ir::PlacementKind::Custom;
+  double best = 0, head = 0;
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    best = std::max(best, (heads ? head : 0) + work[static_cast<size_t>(r)]);
+    head += c.forward[static_cast<size_t>(std::min(r, p.num_stages() - 1))] + (r + 1 < p.ranks ? p.cost.comm : 0);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<int32_t> stages_per_rank_choices(ir::PlacementKind placement) {
+  switch (placement) {
+    case ir::PlacementKind::Looped: return {1, 2, 4};
+    case ir::PlacementKind::VShape: return {2};
+    case ir::PlacementKind::Wave: return {2, 4};
+    case ir::PlacementKind::Custom: return {};
+  }
+  return {};
+}
+
+PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit,
+                                     int64_t full_bounds, int64_t max_nodes) {
+  const int32_t S = base.num_stages(), L = model.num_layers(), pp = base.ranks;
+  PartitionBound out;
+  out.value = limit;
+  Counts counts(static_cast<size_t>(S), 0);
+  // One partition only: its own bound.
+  if (S == 1 || L == 0) {
+    counts[static_cast<size_t>(S - 1)] = L;
+    ir::Problem q = ir::with_partition(base, model, counts);
+    out.leaves = 1;
+    out.value = std::min(limit, ir::validate(q).empty() ? ir::lower_bound(q).value : work_bound(q, stage_costs(q)));
+    return out;
+  }
+  // Too many stages to enumerate: the bound with no layers anywhere, below every partition's
+  // (costs only grow with layers) -- sound, and weak.
+  if (S > kMaxEnumeratedStages) {
+    ir::Problem q = ir::with_partition(base, model, counts);
+    out.value = std::min(limit, work_bound(q, stage_costs(q)));
+    out.exhaustive = false;
+    return out;
+  }
+  // Each stage's sure work and forward cost are its fixed part (no layers: the embedding, the
+  // head, the overheads) plus its layers' (work_bound is linear in the layers without units,
+  // which partition = auto does not allow): the prefix of a partition, its later stages empty, is
+  // bounded in O(ranks), and bounds every completion (costs only grow with layers).
+  const StageCosts fixed = stage_costs(ir::with_partition(base, model, counts));
+  const bool recompute_all = base.recompute == ir::Recompute::All && !base.cost.R;
+  std::vector<double> sure_of(static_cast<size_t>(L)), fwd_of(static_cast<size_t>(L));
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    sure_of[static_cast<size_t>(i)] = k.F + k.B + k.W + (recompute_all ? k.F : 0);
+    fwd_of[static_cast<size_t>(i)] = k.F;
+  }
+  std::vector<double> sure = fixed.sure, fwd = fixed.forward;
+  std::vector<double> rank_work(static_cast<size_t>(pp), 0);
+  std::vector<std::pair<int32_t, int64_t>> stage_ranks;  // per (direction, stage): rank, microbatches
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> holders(static_cast<size_t>(S));
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s)
+      holders[static_cast<size_t>(s)].push_back({base.rank_of(d, ir::StageId(s)).value, base.microbatches_of(d)});
+  for (int32_t s = 0; s < S; ++s)
+    for (auto [r, n] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += n * sure[static_cast<size_t>(s)];
+  const bool heads =
+      base.objective == ir::Objective::Makespan && base.num_directions() == 1 && base.placement != ir::PlacementKind::Custom;
+  auto bound_now = [&] {
+    double best = 0, head = 0;
+    for (int32_t r = 0; r < pp; ++r) {
+      best = std::max(best, (heads ? head : 0) + rank_work[static_cast<size_t>(r)]);
+      head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
+    }
+    return best;
+  };
+  auto place = [&](int32_t s, int32_t first, int32_t n, double sign) {
+    double ds = 0, df = 0;
+    for (int32_t i = first; i < first + n; ++i) ds += sure_of[static_cast<size_t>(i)], df += fwd_of[static_cast<size_t>(i)];
+    sure[static_cast<size_t>(s)] += sign * ds;
+    fwd[static_cast<size_t>(s)] += sign * df;
+    for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += sign * m * ds;
+  };
+  // Best first at the leaves: the `full_bounds` partitions of least cheap bound get
+  // ir::lower_bound; every other leaf, and every subtree cut off, keeps its cheap bound.
+  struct Leaf {
+    double cheap;
+    Counts counts;
+    bool operator<(const Leaf& o) const { return cheap < o.cheap; }
+  };
+  std::vector<Leaf> heap;   // a max-heap of the least cheap bounds
+  double discarded = limit;  // the least cheap bound not in the heap
+  auto threshold = [&] {
+    double t = std::min(limit, discarded);
+    if (static_cast<int64_t>(heap.size()) >= full_bounds && !heap.empty()) t = std::min(t, heap.front().cheap);
+    return t;
+  };
+  const Counts balanced = ir::balanced_partition(model, S);
+  int64_t nodes = 0;
+  std::function<void(int32_t, int32_t)> go = [&](int32_t s, int32_t first) {
+    ++nodes;
+    const double prefix = bound_now();
+    if (prefix >= threshold()) {
+      discarded = std::min(discarded, prefix);
+      return;
+    }
+    if (nodes > max_nodes) {
+      discarded = std::min(discarded, prefix);
+      out.exhaustive = false;
+      return;
+    }
+    const int32_t left = L - first;
+    if (s == S - 1) {
+      place(s, first, left, 1);
+      counts[static_cast<size_t>(s)] = left;
+      const double cheap = bound_now();
+      ++out.leaves;
+      if (cheap < threshold()) {
+        heap.push_back({cheap, counts});
+        std::push_heap(heap.begin(), heap.end());
+        if (static_cast<int64_t>(heap.size()) > full_bounds) {
+          std::pop_heap(heap.begin(), heap.end());
+          discarded = std::min(discarded, heap.back().cheap);
+          heap.pop_back();
+        }
+      } else {
+        discarded = std::min(discarded, cheap);
+      }
+      counts[static_cast<size_t>(s)] = 0;
+      place(s, first, left, -1);
+      return;
+    }
+    // The balanced count first, then outwards: small bounds come early and cut the rest.
+    const int32_t centre = std::min(balanced[static_cast<size_t>(s)], left);
+    for (int32_t k = 0; centre - k >= 0 || centre + k <= left; ++k)
+      for (int32_t n : {centre - k, centre + k}) {
+        if (n < 0 || n > left || (k > 0 && n == centre) || (k == 0 && n != centre)) continue;
+        place(s, first, n, 1);
+        counts[static_cast<size_t>(s)] = n;
+        go(s + 1, first + n);
+        counts[static_cast<size_t>(s)] = 0;
+        place(s, first, n, -1);
+        if (k == 0) break;
+      }
+  };
+  go(0, 0);
+  // The least of: every bound left out, and the heap's partitions at their full bound.
+  // A partition the problem's rules refuse (its static memory over the cap) has no schedule: it
+  // is outside the space.
+  double value = discarded;
+  for (const Leaf& leaf : heap) {
+    ir::Problem q = ir::with_partition(base, model, leaf.counts);
+    if (ir::validate(q).empty()) value = std::min(value, std::max(leaf.cheap, ir::lower_bound(q).value));
+  }
+  out.value = std::min(limit, value);
+  return out;
+}
+
+namespace {
+
+// A candidate: a number of stages per rank and (with a model) a partition.
+struct Candidate {
+  int32_t vpp = 1;
+  Counts counts;
+  ir::Problem problem;
+  double bound = 0;
+  std::optional<SolveResult> result;
+  std::string skipped;
+  bool solved() const { return result && result->schedule && result->status != SolveStatus::Infeasible; }
+};
+
+// Memory-aware partitions: with a cap, the early stages hold more microbatches in flight (about
+// S - s of them for stage s, over the stages per rank v), so they may need fewer layers than the
+// balanced partition gives. For each pressure theta, the partition with the least largest stage
+// time among those whose stage s fits theta * (S - s) / v microbatches in its share of the rank's
+// room (the cap less its static memory, cut evenly over its stages); filled from the last stage,
+// so the early stages get what is left.
+std::vector<Counts> memory_aware_partitions(const ir::Problem& q, const ir::Model& m) {
+  std::vector<Counts> out;
+  if (!q.memory.cap) return out;
+  const int32_t S = q.num_stages(), L = m.num_layers(), v = q.stages_per_rank;
+  auto kind = [&](int32_t i) -> const ir::LayerKind& {
+    return m.kinds[static_cast<size_t>(m.layers[static_cast<size_t>(i)])];
+  };
+  for (double theta : {0.25, 0.5, 0.75, 1.0, 1.5, 2.0}) {
+    // Greedy from the last stage: stage s takes layers while its time stays within t and its
+    // in-flight activations and static memory within its share of the rank's cap.
+    auto fill = [&](double t, Counts* counts) {
+      int32_t end = L;  // layers [0, end) are left for stages 0..s
+      for (int32_t s = S - 1; s >= 0; --s) {
+        const double cap = q.stated_cap_of(q.rank_of(0, ir::StageId(s))).value_or(0) / v;
+        const double flight = theta * std::max(1.0, static_cast<double>(S - s) / v);
+        int32_t begin = end;
+        auto fits = [&](int32_t b) {
+          ir::StageSums x = ir::stage_sums(m, s, S, b, end - b);
+          return x.F + x.B + x.W <= t && flight * x.memory + x.static_memory <= cap;
+        };
+        if (s == 0) {
+          begin = 0;
+          if (!fits(0)) return false;
+        } else {
+          while (begin > 0 && fits(begin - 1)) --begin;
+          if (!fits(begin)) return false;  // even its fixed part does not fit
+        }
+        if (counts) (*counts)[static_cast<size_t>(s)] = end - begin;
+        end = begin;
+      }
+      return end == 0;
+    };
+    double hi = 0;
+    for (int32_t i = 0; i < L; ++i) hi += kind(i).F + kind(i).B + kind(i).W;
+    for (int32_t s : {0, S - 1}) {
+      ir::StageSums x = ir::stage_sums(m, s, S, 0, 0);
+      hi += x.F + x.B + x.W;
+    }
+    if (!fill(hi, nullptr)) continue;
+    double lo = 0;
+    for (int it = 0; it < 60; ++it) {
+      double mid = (lo + hi) / 2;
+      (fill(mid, nullptr) ? hi : lo) = mid;
+    }
+    Counts c(static_cast<size_t>(S), 0);
+    if (fill(hi, &c)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+class Planner {
+ public:
+  Planner(const PlanSpace& space, const SolveOptions& o) : space_(space), o_(o), start_(Clock::now()) {}
+
+  PlanResult run() {
+    PlanResult out;
+    std::vector<int32_t> vpps = {space_.base.stages_per_rank};
+    if (space_.vpp_auto) vpps = stages_per_rank_choices(space_.base.placement);
+    ProgressReporter progress(o_.progress, o_.tty, start_);
+    progress_ = &progress;
+    // The initial candidates: per stages-per-rank value, the stated (or balanced) partition and,
+    // with a model under a cap, the memory-aware ones.
+    for (int32_t v : vpps) {
+      ir::Problem q = space_.base;
+      if (space_.vpp_auto) q = space_.model ? with_vpp(space_.base, v) : ir::with_stages_per_rank(space_.base, v);
+      std::vector<Counts> parts;
+      if (space_.model) {
+        parts.push_back(ir::balanced_partition(*space_.model, q.num_stages()));
+        for (Counts& c : memory_aware_partitions(q, *space_.model))
+          if (std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(std::move(c));
+      } else {
+        parts.emplace_back();
+      }
+      for (Counts& c : parts) add(v, std::move(c), q);
+    }
+    // Screening, in the order of the bounds.
+    std::vector<size_t> order(cands_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands_[a].bound < cands_[b].bound; });
+    const double limit = o_.time_limit_s;
+    const bool moves = space_.model != nullptr;
+    const double screen = limit * (moves ? kScreenShare : 1.0 - kLeftoverMin);
+    size_t valid = 0;
+    for (const Candidate& c : cands_) valid += c.skipped.empty();
+    for (size_t k = 0; k < order.size() && !interrupted_; ++k) {
+      Candidate& c = cands_[order[k]];
+      if (!c.skipped.empty()) continue;
+      if (best_ && c.bound >= objective(*best_)) {
+        c.skipped = "its bound " + format_number(c.bound) + " is no better than " + format_number(objective(*best_));
+        continue;
+      }
+      solve(order[k], screen / static_cast<double>(std::max<size_t>(valid, 1)), {});
+    }
+    if (moves && best_ && !interrupted_) move_layers(limit * kMoveShare);
+    // The leftover to the best candidate while its gap is open: its search goes on from its
+    // schedule (a warm start: never worse).
+    if (best_ && !interrupted_ && cands_[*best_].result->status != SolveStatus::Optimal && rest() > 0.01 * limit) {
+      const size_t b = *best_;
+      solve(b, rest(), {{"plan", *cands_[b].result->schedule}});
+    }
+    return finish(out);
+  }
+
+ private:
+  static constexpr double kLeftoverMin = 0.0;
+
+  ir::Problem with_vpp(const ir::Problem& base, int32_t v) const {
+    ir::Problem q = base;
+    q.stages_per_rank = v;
+    return q;
+  }
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  // What is left of the limit; deterministic runs count the shares given, not the clock.
+  double rest() const {
+    if (o_.deterministic) return std::max(o_.time_limit_s - shared_, 0.0);
+    return std::max(o_.time_limit_s - elapsed(), 0.0);
+  }
+  double objective(size_t i) const { return cands_[i].result->objective; }
+
+  // A new candidate (or the one already there); its index.
+  size_t add(int32_t v, Counts counts, const ir::Problem& q) {
+    for (size_t i = 0; i < cands_.size(); ++i)
+      if (cands_[i].vpp == v && cands_[i].counts == counts) return i;
+    Candidate c;
+    c.vpp = v;
+    c.problem = space_.model ? ir::with_partition(q, *space_.model, counts) : q;
+    c.counts = std::move(counts);
+    if (auto errors = ir::validate(c.problem); !errors.empty()) c.skipped = errors.front().message;
+    else c.bound = ir::lower_bound(c.problem).value;
+    cands_.push_back(std::move(c));
+    return cands_.size() - 1;
+  }
+
+  // Solves candidate i for `seconds` (at least a sliver), from the warm starts; a better result
+  // than its last is kept, and the best candidate follows.
+  void solve(size_t i, double seconds, std::vector<SolveOptions::WarmStart> warm) {
+    Candidate& c = cands_[i];
+    SolveOptions o = o_;
+    o.progress = nullptr;
+    o.time_limit_s = std::clamp(std::min(seconds, rest()), kMinTimeLimit, kMaxTimeLimit);
+    shared_ += o.time_limit_s;
+    o.warm_starts = std::move(warm);
+    if (c.result && c.result->schedule) o.warm_starts.push_back({"plan", *c.result->schedule});
+    SolveResult r = synthesize(c.problem, o);
+    if (r.interrupted) interrupted_ = true;
+    const bool ok = r.schedule && r.status != SolveStatus::Infeasible;
+    if (!c.result || (ok && (!c.solved() || r.objective < c.result->objective)) ||
+        (ok && r.objective == c.result->objective && r.status == SolveStatus::Optimal))
+      c.result = std::move(r);
+    if (!c.solved()) return;
+    if (!best_ || better(i, *best_)) best_ = i;
+    ProgressState st;
+    st.best = objective(*best_);
+    st.found_by = "plan";
+    st.unit = space_.base.time_unit;
+    progress_->publish(st);
+  }
+
+  // a's result beats b's: a smaller makespan, then fewer stages per rank, then the earlier one.
+  bool better(size_t a, size_t b) const {
+    const double x = objective(a), y = objective(b);
+    if (x != y) return x < y;
+    return cands_[a].vpp < cands_[b].vpp;
+  }
+
+  // Moves of one layer across one stage boundary, from the best candidate's partition: each
+  // neighbour (skipped when its bound cannot beat the best) is searched from the best schedule
+  // (same shape), the first that improves becomes the centre; until the share is used or no
+  // neighbour improves.
+  void move_layers(double share) {
+    const double until = shared_ + share;
+    const auto t_end = Clock::now() + std::chrono::duration<double>(share);
+    auto left = [&] { return o_.deterministic ? until - shared_ : std::chrono::duration<double>(t_end - Clock::now()).count(); };
+    const double each = std::max(kMinNeighbourSeconds, o_.time_limit_s * kNeighbourShare);
+    bool improved = true;
+    while (improved && !interrupted_ && left() > 0) {
+      improved = false;
+      const size_t centre = *best_;
+      const Candidate base = cands_[centre];
+      const ir::Problem q = with_vpp(space_.base, base.vpp);
+      std::vector<size_t> next;
+      const int32_t S = static_cast<int32_t>(base.counts.size());
+      for (int32_t s = 0; s + 1 < S; ++s)
+        for (int dir : {-1, 1}) {
+          Counts c = base.counts;
+          const auto from = static_cast<size_t>(dir < 0 ? s : s + 1), to = static_cast<size_t>(dir < 0 ? s + 1 : s);
+          if (c[from] == 0) continue;
+          --c[from];
+          ++c[to];
+          const size_t before = cands_.size();
+          const size_t j = add(base.vpp, std::move(c), q);
+          if (j < before || !cands_[j].skipped.empty()) continue;  // seen, or invalid
+          next.push_back(j);
+        }
+      std::stable_sort(next.begin(), next.end(), [&](size_t a, size_t b) { return cands_[a].bound < cands_[b].bound; });
+      for (size_t j : next) {
+        if (interrupted_ || left() <= 0) break;
+        if (cands_[j].bound >= objective(*best_)) {
+          cands_[j].skipped =
+              "its bound " + format_number(cands_[j].bound) + " is no better than " + format_number(objective(*best_));
+          continue;
+        }
+        solve(j, std::min(each, left()), {{"plan", *cands_[centre].result->schedule}});
+        if (*best_ != centre) {
+          improved = true;
+          break;
+        }
+      }
+    }
+  }
+
+  PlanResult finish(PlanResult& out) {
+    out.candidates.reserve(cands_.size());
+    for (const Candidate& c : cands_) {
+      PlanCandidate row;
+      row.stages_per_rank = c.vpp;
+      row.layers_per_stage = c.counts;
+      row.bound = c.bound;
+      if (c.solved()) {
+        row.makespan = c.result->objective;
+        row.status = std::string(to_string(c.result->status));
+      } else if (c.result) {
+        row.status = "no schedule meets the cap";
+      } else {
+        row.status = c.skipped.empty() ? "not tried: the time was used" : "skipped: " + c.skipped;
+      }
+      out.candidates.push_back(std::move(row));
+    }
+    // Without a solved candidate: the first tried one's answer (an infeasible cap explained).
+    std::optional<size_t> pick = best_;
+    for (size_t i = 0; !pick && i < cands_.size(); ++i)
+      if (cands_[i].result) pick = i;
+    if (!pick) {
+      for (const Candidate& c : cands_)
+        if (!c.skipped.empty()) {
+          out.error = c.skipped;
+          break;
+        }
+      if (out.error.empty()) out.error = "no candidate was tried";
+      out.problem = cands_.empty() ? space_.base : cands_.front().problem;
+      return out;
+    }
+    Candidate& c = cands_[*pick];
+    out.candidates[*pick].chosen = best_.has_value();
+    out.problem = c.problem;
+    out.stages_per_rank = c.vpp;
+    out.layers_per_stage = c.counts;
+    out.solve = *c.result;
+    if (!best_) return out;
+    out.candidate_bound = out.solve.lower_bound;
+    // The plan bound: no plan of the space beats it. Per stages-per-rank value tried, the least
+    // bound over every partition (a branch and bound) or its candidate's own proved bound.
+    const double best = out.solve.objective;
+    double bound = best;
+    std::set<int32_t> seen;
+    for (const Candidate& k : cands_) {
+      if (!seen.insert(k.vpp).second) continue;
+      if (!space_.model) {
+        if (!k.skipped.empty() && !k.result) {
+          // An invalid candidate is outside the space; one skipped by its bound is above it.
+          if (k.bound > 0) bound = std::min(bound, k.bound);
+          continue;
+        }
+        bound = std::min(bound, k.result ? k.result->lower_bound : k.bound);
+        continue;
+      }
+      const double actions = static_cast<double>(ir::num_action_slots(k.problem));
+      const auto full = static_cast<int64_t>(std::clamp(kFullBoundActions / std::max(actions, 1.0), 16.0,
+                                                        static_cast<double>(kFullBounds)));
+      PartitionBound pb = partition_space_bound(with_vpp(space_.base, k.vpp), *space_.model, best, full, kMaxNodes);
+      out.partitions_bounded += pb.leaves;
+      out.bound_exhaustive = out.bound_exhaustive && pb.exhaustive;
+      bound = std::min(bound, pb.value);
+    }
+    // A space of one candidate (no model to cut): the plan's bound is its own (what its search proved).
+    if (!space_.model && cands_.size() == 1) bound = out.solve.lower_bound;
+    SolveResult& r = out.solve;
+    r.lower_bound = std::min(bound, r.objective);
+    r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
+    const bool proved = r.objective <= r.lower_bound + 1e-9 * std::max(1.0, std::abs(r.objective));
+    r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
+    if (!proved && r.bound_reason.find("plan") == std::string::npos)
+      r.bound_reason = "the least bound over every plan of the space searched";
+    r.seconds = elapsed();
+    r.interrupted = interrupted_;
+    // The document's record claims what the plan proved, not what its candidate did alone.
+    if (r.schedule && r.schedule->provenance && r.schedule->provenance->solve) {
+      ir::SolveRecord& rec = *r.schedule->provenance->solve;
+      rec.status = std::string(to_string(r.status));
+      rec.lower_bound = r.lower_bound;
+      rec.gap = r.gap;
+      rec.bound = r.bound_reason;
+      if (!o_.deterministic) rec.seconds = std::round(r.seconds * 1000) / 1000;
+      rec.interrupted = interrupted_;
+    }
+    ProgressState st;
+    st.best = r.objective;
+    st.found_by = "plan";
+    st.bound = r.lower_bound;
+    st.unit = space_.base.time_unit;
+    progress_->publish(st, true);
+    return out;
+  }
+
+  const PlanSpace& space_;
+  const SolveOptions& o_;
+  Clock::time_point start_;
+  std::vector<Candidate> cands_;
+  std::optional<size_t> best_;
+  double shared_ = 0;
+  bool interrupted_ = false;
+  ProgressReporter* progress_ = nullptr;
+};
+
+}  // namespace
+
+PlanResult solve_plan(const PlanSpace& space, const SolveOptions& options) {
+  if (!space.vpp_auto && !space.model) {
+    PlanResult out;
+    out.solve = synthesize(space.base, options);
+    out.problem = space.base;
+    out.stages_per_rank = space.base.stages_per_rank;
+    out.candidate_bound = out.solve.lower_bound;
+    return out;
+  }
+  return Planner(space, options).run();
+}
+
+}  // namespace schedc::solver

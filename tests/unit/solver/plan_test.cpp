@@ -1,0 +1,263 @@
+// The plan layer (solver/synth/plan.h): the bound over every partition of a model is below every
+// valid schedule of every partition, at every budget of its branch and bound; the plan's answer
+// is a valid schedule of the partition it names, and no stated partition beats it by more than
+// its printed gap.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "ir/lower_bound.h"
+#include "ir/model.h"
+#include "ir/simulate.h"
+#include "ir/verify.h"
+#include "solver/synth/plan.h"
+#include "tests/common/builders.h"
+#include "tests/common/random_schedule.h"
+#include "tests/common/solve.h"
+
+using namespace schedc;
+using namespace schedc::ir;
+
+namespace {
+
+// Every way to cut `layers` into `stages` counts (each 0 or more).
+std::vector<std::vector<int32_t>> all_partitions(int32_t stages, int32_t layers) {
+  std::vector<std::vector<int32_t>> out;
+  std::vector<int32_t> c(static_cast<size_t>(stages), 0);
+  std::function<void(int32_t, int32_t)> go = [&](int32_t s, int32_t left) {
+    if (s == stages - 1) {
+      c[static_cast<size_t>(s)] = left;
+      out.push_back(c);
+      return;
+    }
+    for (int32_t k = 0; k <= left; ++k) {
+      c[static_cast<size_t>(s)] = k;
+      go(s + 1, left - k);
+    }
+  };
+  go(0, layers);
+  return out;
+}
+
+// A random model of one body kind (sometimes an embedding and a head), its values small integers
+// and halves, and a problem of random shape around it.
+struct Case {
+  Problem base;
+  Model model;
+};
+
+Case random_case(test::Rng& rng) {
+  Case c;
+  Problem& p = c.base;
+  p.ranks = test::uniform(rng, 1, 3);
+  switch (test::uniform(rng, 0, 2)) {
+    case 0: p.placement = PlacementKind::Looped, p.stages_per_rank = test::uniform(rng, 1, 2); break;
+    case 1: p.placement = PlacementKind::VShape, p.stages_per_rank = 2; break;
+    default: p.placement = PlacementKind::Wave, p.stages_per_rank = 2; break;
+  }
+  p.directions = test::uniform(rng, 0, 3) == 0 ? 2 : 1;
+  p.microbatches = p.directions * test::uniform(rng, 1, 3);
+  p.backward = static_cast<BackwardMode>(test::uniform(rng, 0, 2));
+  p.cost.comm = 0.5 * test::uniform(rng, 0, 2);
+  if (test::uniform(rng, 0, 2) == 0) test::add_random_overheads(p, rng);
+  if (test::uniform(rng, 0, 1) == 0) p.objective = Objective::MaxSpan;
+  auto layer = [&](const char* name) {
+    return LayerKind{name,
+                     0.5 * test::uniform(rng, 0, 4),
+                     0.5 * test::uniform(rng, 0, 4),
+                     0.5 * test::uniform(rng, 0, 3),
+                     0.5 * test::uniform(rng, 1, 4),
+                     0.5 * test::uniform(rng, 0, 2),
+                     0};
+  };
+  c.model.kinds.push_back(layer("layer"));
+  c.model.layers.assign(static_cast<size_t>(test::uniform(rng, 0, 6)), 0);
+  if (test::uniform(rng, 0, 1)) {
+    c.model.kinds.push_back(layer("embedding"));
+    c.model.embedding = 1;
+  }
+  if (test::uniform(rng, 0, 1)) {
+    c.model.kinds.push_back(layer("head"));
+    c.model.head = static_cast<int32_t>(c.model.kinds.size() - 1);
+  }
+  if (test::uniform(rng, 0, 3) == 0) {
+    p.recompute = test::uniform(rng, 0, 1) ? Recompute::All : Recompute::Allowed;
+    p.memory.input = PerStage::of(0);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the plan bound is below every valid schedule of every partition, at every budget") {
+  test::Rng rng(2812);
+  int checked = 0, capped = 0, trials = 0, cut_short = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Case c = random_case(rng);
+    const int32_t S = c.base.num_stages();
+    const auto parts = all_partitions(S, c.model.num_layers());
+    if (parts.size() > 120) continue;
+    // Random valid orders of every partition; the cap is one of their peaks (or none), so that
+    // some fit it and some do not.
+    std::vector<Schedule> schedules;
+    for (const auto& counts : parts) {
+      Problem q = with_partition(c.base, c.model, counts);
+      if (!validate(q).empty()) continue;
+      for (int k = 0; k < 2; ++k) schedules.push_back(test::random_valid_paired(q, rng, 0));
+    }
+    if (schedules.empty()) continue;
+    ++trials;
+    Problem base = c.base;
+    if (test::uniform(rng, 0, 2) != 0) {
+      const Schedule& pick = schedules[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(schedules.size()) - 1))];
+      std::vector<double> peaks = peak_memory(pick);
+      base.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()) + 0.5 * test::uniform(rng, 0, 1));
+      ++capped;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    struct Budget {
+      int64_t full, nodes;
+    };
+    for (Budget b : {Budget{100000, 1000000}, Budget{0, 1000000}, Budget{1, 3}, Budget{2, 1}}) {
+      solver::PartitionBound pb = solver::partition_space_bound(base, c.model, inf, b.full, b.nodes);
+      cut_short += !pb.exhaustive;
+      for (Schedule s : schedules) {
+        s.problem.memory.cap = base.memory.cap;
+        if (!verify(s).empty()) continue;  // over the cap
+        const double obj = test::objective_of(s);
+        INFO("trial " << trial << ", budget " << b.full << "/" << b.nodes << ", bound " << pb.value << ", schedule "
+                      << obj);
+        CHECK(pb.value <= obj + 1e-9 * std::max(1.0, obj));
+        ++checked;
+      }
+    }
+    // With every partition bounded in full, the plan bound is at least the least of their own
+    // bounds: the branch and bound loses nothing.
+    solver::PartitionBound exact = solver::partition_space_bound(base, c.model, inf, 100000, 1000000);
+    double least = inf;
+    for (const auto& counts : parts) {
+      Problem q = with_partition(base, c.model, counts);
+      if (validate(q).empty()) least = std::min(least, lower_bound(q).value);
+    }
+    if (least < inf) {
+      INFO("trial " << trial);
+      CHECK(exact.exhaustive);
+      CHECK(exact.value >= least - 1e-9 * std::max(1.0, least));
+    }
+  }
+  CHECK(trials > 100);
+  CHECK(capped > trials / 2);
+  CHECK(checked > 2000);
+  CHECK(cut_short > 0);
+}
+
+TEST_CASE("with_partition: a stage's costs and memory are its layers', the embedding's and the head's") {
+  Model m;
+  m.kinds = {{"layer", 2, 3, 1, 4, 10, 1}, {"embedding", 0.5, 0.5, 0.5, 1, 20, 0}, {"head", 4, 4, 3, 6, 20, 0}};
+  m.layers.assign(6, 0);
+  m.embedding = 1;
+  m.head = 2;
+  m.derive_input = true;
+  Problem base;
+  base.ranks = 3;
+  Problem q = with_partition(base, m, std::vector<int32_t>{1, 3, 2});
+  CHECK(q.cost.F.values == std::vector<double>{2.5, 6, 8});
+  CHECK(q.cost.W.values == std::vector<double>{1.5, 3, 5});
+  CHECK(q.memory.F.values == std::vector<double>{5, 12, 14});
+  CHECK(q.memory.B.values == std::vector<double>{-2.5, -6, -7});
+  CHECK(q.memory.static_memory.values == std::vector<double>{30, 30, 40});
+  CHECK(q.memory.input->values == std::vector<double>{1, 3, 2});
+  // Equal stages give uniform values, as the frontend writes them.
+  m.embedding.reset();
+  m.head.reset();
+  Problem u = with_partition(base, m, std::vector<int32_t>{2, 2, 2});
+  CHECK(u.cost.F.is_uniform());
+  CHECK(u.cost.F.uniform == 4);
+}
+
+namespace {
+
+// A Llama-like model in small numbers under a cap that binds: the early ranks hold the most
+// microbatches in flight.
+Case capped_model(int32_t pp, int32_t layers, double cap) {
+  Case c;
+  c.base.ranks = pp;
+  c.base.microbatches = 2 * pp;
+  c.base.backward = BackwardMode::Split;
+  c.base.cost.comm = 0.1;
+  c.model.kinds = {{"layer", 1, 1, 0.8, 1, 2, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
+  c.model.layers.assign(static_cast<size_t>(layers), 0);
+  c.model.embedding = 1;
+  c.model.head = 2;
+  c.base.memory.cap = PerStage::of(cap);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("solve_plan: a valid schedule of the partition it names, and no stated partition beats its bound") {
+  Case c = capped_model(4, 12, 26);
+  solver::PlanSpace space;
+  space.base = with_partition(c.base, c.model, balanced_partition(c.model, 4));
+  space.model = &c.model;
+  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(4));
+  REQUIRE(plan.error.empty());
+  REQUIRE(plan.solve.schedule);
+  CHECK(plan.problem == with_partition(space.base, c.model, plan.layers_per_stage));
+  CHECK(plan.solve.schedule->problem == plan.problem);
+  CHECK(verify(*plan.solve.schedule).empty());
+  const double makespan = test::objective_of(*plan.solve.schedule);
+  CHECK(makespan == doctest::Approx(plan.solve.objective));
+  CHECK(plan.solve.lower_bound <= plan.solve.objective);
+  int sum = 0;
+  for (int32_t n : plan.layers_per_stage) sum += n;
+  CHECK(sum == 12);
+  // Sampled stated partitions, each solved on its own: none ends below the plan's bound, and the
+  // balanced one (today's default) is no better than the plan.
+  test::Rng rng(7);
+  auto parts = all_partitions(4, 12);
+  std::vector<std::vector<int32_t>> sample = {balanced_partition(c.model, 4)};
+  for (int k = 0; k < 4; ++k) sample.push_back(parts[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(parts.size()) - 1))]);
+  for (const auto& counts : sample) {
+    Problem q = with_partition(space.base, c.model, counts);
+    if (!validate(q).empty()) continue;
+    solver::SolveResult r = solver::synthesize(q, test::deterministic(1));
+    if (!r.schedule || r.status == solver::SolveStatus::Infeasible) continue;
+    INFO("partition " << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3]);
+    CHECK(plan.solve.lower_bound <= r.objective + 1e-9);
+    if (counts == sample.front()) CHECK(plan.solve.objective <= r.objective);
+  }
+}
+
+TEST_CASE("solve_plan: with stages_per_rank = auto the candidates share one limit, and a stated space of one passes through") {
+  Problem p;
+  p.ranks = 4;
+  p.microbatches = 8;
+  p.cost.F = PerStage::of(4);
+  p.cost.B = PerStage::of(4);
+  p.cost.W = PerStage::of(2);
+  p.cost.comm = 0.1;
+  solver::PlanSpace space;
+  space.base = p;
+  space.vpp_auto = true;
+  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(3));
+  REQUIRE(plan.solve.schedule);
+  CHECK(plan.candidates.size() == 3);
+  CHECK(plan.stages_per_rank > 1);  // interleaving pays without overheads
+  CHECK(verify(*plan.solve.schedule).empty());
+  CHECK(plan.solve.lower_bound <= plan.solve.objective);
+  // No vpp value of the space, solved on its own, ends below the plan's bound.
+  for (int32_t v : {1, 2, 4}) {
+    solver::SolveResult r = solver::synthesize(with_stages_per_rank(p, v), test::deterministic(1));
+    REQUIRE(r.schedule);
+    CHECK(plan.solve.lower_bound <= r.objective + 1e-9);
+  }
+  solver::PlanSpace one;
+  one.base = p;
+  solver::PlanResult direct = solver::solve_plan(one, test::deterministic(1));
+  CHECK(direct.candidates.empty());
+  CHECK(direct.solve.objective == solver::synthesize(p, test::deterministic(1)).objective);
+}
