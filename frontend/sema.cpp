@@ -66,7 +66,7 @@ class Checker {
               "the number of microbatches, e.g. `microbatches = 8`");
     enum_field(ir::Field::Direction, p_.directions, ir::parse_direction, {"single", "bidirectional"});
     directions();
-    enum_field(ir::Field::Placement, p_.placement, ir::parse_placement, {"looped", "vshape", "wave", "custom"});
+    placement();
     enum_field(ir::Field::Backward, p_.backward, ir::parse_backward, {"fused", "split", "mixed"});
     enum_field(ir::Field::Objective, p_.objective, ir::parse_objective, {"makespan", "max-span"});
     enum_field(ir::Field::Recompute, p_.recompute, ir::parse_recompute, {"off", "allowed", "all"});
@@ -138,6 +138,17 @@ class Checker {
     cx_.spec.stages_per_rank_auto = true;
     p_.stages_per_rank = 1;
     mark_given(ir::Field::StagesPerRank, v->loc);
+  }
+
+  // `placement = auto` leaves the placement to the solve's plan (looped until then).
+  void placement() {
+    const ast::Stmt* s = find(ir::Field::Placement);
+    const Value* v = s ? std::get_if<Value>(&s->body) : nullptr;
+    if (!v || !v->is(Value::Kind::Word) || v->text != "auto")
+      return enum_field(ir::Field::Placement, p_.placement, ir::parse_placement,
+                        {"looped", "vshape", "wave", "custom", "auto"});
+    cx_.spec.placement_auto = true;
+    mark_given(ir::Field::Placement, v->loc);
   }
 
   // A top-level key is its field's name.

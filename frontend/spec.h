@@ -51,6 +51,9 @@ struct Spec {
   /// schedule phase solves it cut into 1, 2 and 4 stages per rank (ir::with_stages_per_rank),
   /// keeping the best.
   bool stages_per_rank_auto = false;
+  /// `placement = auto`: the solve's plan tries looped, V-shape and wave (solver/synth/plan.h);
+  /// `problem` is looped until it has.
+  bool placement_auto = false;
   /// `model { ... }`: the layers each stage runs (empty without a model); the costs and memory
   /// derived from them are in `problem`.
   std::vector<int32_t> layers_per_stage;

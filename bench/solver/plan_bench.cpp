@@ -57,8 +57,7 @@ struct Knobs {
 ir::LayerKind kind(const char* name, double fwd_flops, double bwd_flops, double w_flops, double act, double stat,
                    double input, double extra_ms, const Knobs& k) {
   auto ms = [&](double flops) { return flops / (k.tflops * 1e12) * 1e3; };
-  return {name, ms(fwd_flops) + extra_ms, ms(bwd_flops) + extra_ms, ms(w_flops), act / kGiB, stat / kGiB,
-          input / kGiB};
+  return {name, ms(fwd_flops) + extra_ms, ms(bwd_flops) + extra_ms, ms(w_flops), act / kGiB, stat / kGiB, input / kGiB};
 }
 
 // The model of a workload in ms and GiB, per rank of its tensor-parallel group.
@@ -102,8 +101,9 @@ FamilyPick best_family(const ir::Problem& base, const ir::Model& m) {
   FamilyPick out;
   for (const solver::FamilyInfo& f : solver::families()) {
     ir::Problem q = base;
-    solver::apply_family_defaults(f, {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::CostF, ir::Field::MemoryF,
-                                      ir::Field::MemoryCap, ir::Field::Objective},
+    solver::apply_family_defaults(f,
+                                  {ir::Field::Ranks, ir::Field::Microbatches, ir::Field::CostF, ir::Field::MemoryF,
+                                   ir::Field::MemoryCap, ir::Field::Objective},
                                   q);
     q = ir::with_partition(q, m, ir::balanced_partition(m, q.num_stages()));
     if (!ir::validate(q).empty()) continue;
@@ -158,8 +158,9 @@ int main(int argc, char** argv) {
   o.time_limit_s = time_limit;
   o.deterministic = deterministic;
   o.threads = 1;
-  std::printf("| workload | pp | m | best family | balanced solve (bound) | plan | partition | plan bound | gap | vs family "
-              "| vs balanced | s |\n");
+  std::printf(
+      "| workload | pp | m | best family | balanced solve (bound) | plan | partition | plan bound | gap | vs family "
+      "| vs balanced | s |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Workload& w : suite) {
     if (!only.empty() && std::find(only.begin(), only.end(), w.name) == only.end()) continue;

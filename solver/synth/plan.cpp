@@ -103,8 +103,8 @@ double work_bound(const ir::Problem& p, const StageCosts& c) {
   std::vector<double> work(static_cast<size_t>(p.ranks), 0);
   for (int32_t d = 0; d < p.num_directions(); ++d)
     for (int32_t s = 0; s < p.num_stages(); ++s)
-      work[static_cast<size_t>(p.rank_of(d, ir::StageId(s)).value)] +=
-          p.microbatches_of(d) * c.sure[static_cast<size_t>(s)];
+      work[static_cast<size_t>(p.rank_of(d, ir::StageId(s)).value)] += p.microbatches_of(d) *
+                                                                       c.sure[static_cast<size_t>(s)];
   const bool heads = p.objective == ir::Objective::Makespan && p.num_directions() == 1 &&
                      p.placement != ir::PlacementKind::Custom;
   double best = 0, head = 0;
@@ -127,8 +127,29 @@ std::vector<int32_t> stages_per_rank_choices(ir::PlacementKind placement) {
   return {};
 }
 
-PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit,
-                                     int64_t full_bounds, int64_t max_nodes) {
+std::vector<PlanShape> plan_shapes(const PlanSpace& space) {
+  using P = ir::PlacementKind;
+  const int32_t stated = space.base.stages_per_rank;
+  std::vector<PlanShape> out;
+  auto add = [&](P placement) {
+    if (space.vpp_auto) {
+      for (int32_t v : stages_per_rank_choices(placement)) out.push_back({placement, v});
+      return;
+    }
+    const bool fits = placement == P::Looped || placement == P::Custom || (placement == P::VShape && stated == 2) ||
+                      (placement == P::Wave && stated >= 2);
+    if (fits) out.push_back({placement, stated});
+  };
+  if (space.placement_auto) {
+    for (P placement : {P::Looped, P::VShape, P::Wave}) add(placement);
+  } else {
+    add(space.base.placement);
+  }
+  return out;
+}
+
+PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit, int64_t full_bounds,
+                                     int64_t max_nodes) {
   const int32_t S = base.num_stages(), L = model.num_layers(), pp = base.ranks;
   PartitionBound out;
   out.value = limit;
@@ -151,8 +172,17 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
   }
   // Each stage's sure work and forward cost are its fixed part (no layers: the embedding, the
   // head, the overheads) plus its layers' (work_bound is linear in the layers without units,
-  // which partition = auto does not allow): the prefix of a partition, its later stages empty, is
-  // bounded in O(ranks), and bounds every completion (costs only grow with layers).
+  // which partition = auto does not allow). The stages are given their layers from the last to
+  // the first, so a node is a suffix of the partition, the stages before it empty:
+  // - its own cheap bound bounds every completion, since costs only grow with layers;
+  // - the layers still to place land on the ranks of the stages still empty, so one of those
+  //   ranks ends with at least their average work;
+  // - with the makespan objective, ir::lower_bound of the node's problem (the earlier stages
+  //   empty): a schedule of a completion is one of that problem, with no longer durations and
+  //   no more memory at any moment (every delta shrinks with the layers, the static memory too),
+  //   so it ends no later: the node's optimum, and its bound, are below the completion's. (A
+  //   rank's span is not monotone so, hence makespan only.) The rank whose memory binds is an
+  //   early one, and the round trip its microbatches make is the later stages', known here.
   const StageCosts fixed = stage_costs(ir::with_partition(base, model, counts));
   const bool recompute_all = base.recompute == ir::Recompute::All && !base.cost.R;
   std::vector<double> sure_of(static_cast<size_t>(L)), fwd_of(static_cast<size_t>(L));
@@ -161,32 +191,56 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     sure_of[static_cast<size_t>(i)] = k.F + k.B + k.W + (recompute_all ? k.F : 0);
     fwd_of[static_cast<size_t>(i)] = k.F;
   }
+  std::vector<double> suffix_sure(static_cast<size_t>(L) + 1, 0);  // [i]: layers 0..i-1
+  for (int32_t i = 0; i < L; ++i)
+    suffix_sure[static_cast<size_t>(i) + 1] = suffix_sure[static_cast<size_t>(i)] + sure_of[static_cast<size_t>(i)];
   std::vector<double> sure = fixed.sure, fwd = fixed.forward;
   std::vector<double> rank_work(static_cast<size_t>(pp), 0);
-  std::vector<std::pair<int32_t, int64_t>> stage_ranks;  // per (direction, stage): rank, microbatches
-  std::vector<std::vector<std::pair<int32_t, int64_t>>> holders(static_cast<size_t>(S));
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> holders(static_cast<size_t>(S));  // rank, microbatches
   for (int32_t d = 0; d < base.num_directions(); ++d)
     for (int32_t s = 0; s < S; ++s)
       holders[static_cast<size_t>(s)].push_back({base.rank_of(d, ir::StageId(s)).value, base.microbatches_of(d)});
   for (int32_t s = 0; s < S; ++s)
-    for (auto [r, n] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += n * sure[static_cast<size_t>(s)];
-  const bool heads =
-      base.objective == ir::Objective::Makespan && base.num_directions() == 1 && base.placement != ir::PlacementKind::Custom;
-  auto bound_now = [&] {
+    for (auto [r, n] : holders[static_cast<size_t>(s)])
+      rank_work[static_cast<size_t>(r)] += n * sure[static_cast<size_t>(s)];
+  // ranks_before[s]: the ranks holding a stage below s (where the layers before s will go).
+  std::vector<std::vector<int32_t>> ranks_before(static_cast<size_t>(S) + 1);
+  {
+    std::vector<char> seen(static_cast<size_t>(pp), 0);
+    for (int32_t s = 0; s < S; ++s) {
+      for (auto [r, n] : holders[static_cast<size_t>(s)]) seen[static_cast<size_t>(r)] = 1;
+      for (int32_t r = 0; r < pp; ++r)
+        if (seen[static_cast<size_t>(r)]) ranks_before[static_cast<size_t>(s) + 1].push_back(r);
+    }
+  }
+  const bool heads = base.objective == ir::Objective::Makespan && base.num_directions() == 1 &&
+                     base.placement != ir::PlacementKind::Custom;
+  // `end`: the layers 0..end-1 are still to place, on stages 0..s (s the next to get layers).
+  auto bound_now = [&](int32_t s, int32_t end) {
     double best = 0, head = 0;
     for (int32_t r = 0; r < pp; ++r) {
       best = std::max(best, (heads ? head : 0) + rank_work[static_cast<size_t>(r)]);
       head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
     }
+    if (end > 0 && s >= 0) {
+      const auto& rs = ranks_before[static_cast<size_t>(s) + 1];
+      double total = base.microbatches * suffix_sure[static_cast<size_t>(end)];
+      for (int32_t r : rs) total += rank_work[static_cast<size_t>(r)];
+      best = std::max(best, total / static_cast<double>(rs.size()));
+    }
     return best;
   };
   auto place = [&](int32_t s, int32_t first, int32_t n, double sign) {
-    double ds = 0, df = 0;
-    for (int32_t i = first; i < first + n; ++i) ds += sure_of[static_cast<size_t>(i)], df += fwd_of[static_cast<size_t>(i)];
+    const double ds = suffix_sure[static_cast<size_t>(first + n)] - suffix_sure[static_cast<size_t>(first)];
+    double df = 0;
+    for (int32_t i = first; i < first + n; ++i) df += fwd_of[static_cast<size_t>(i)];
     sure[static_cast<size_t>(s)] += sign * ds;
     fwd[static_cast<size_t>(s)] += sign * df;
     for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += sign * m * ds;
   };
+  // The node problems ir::lower_bound may take: about `full_bounds` leaves' worth of actions.
+  const bool node_bounds = base.objective == ir::Objective::Makespan;
+  int64_t node_bound_budget = full_bounds;
   // Best first at the leaves: the `full_bounds` partitions of least cheap bound get
   // ir::lower_bound; every other leaf, and every subtree cut off, keeps its cheap bound.
   struct Leaf {
@@ -194,8 +248,8 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     Counts counts;
     bool operator<(const Leaf& o) const { return cheap < o.cheap; }
   };
-  std::vector<Leaf> heap;   // a max-heap of the least cheap bounds
-  double discarded = limit;  // the least cheap bound not in the heap
+  std::vector<Leaf> heap;    // a max-heap of the least cheap bounds
+  double discarded = limit;  // the least bound of what is not in the heap
   auto threshold = [&] {
     double t = std::min(limit, discarded);
     if (static_cast<int64_t>(heap.size()) >= full_bounds && !heap.empty()) t = std::min(t, heap.front().cheap);
@@ -203,9 +257,16 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
   };
   const Counts balanced = ir::balanced_partition(model, S);
   int64_t nodes = 0;
-  std::function<void(int32_t, int32_t)> go = [&](int32_t s, int32_t first) {
+  // Stage s gets its layers, ending at `end` (layers end - n .. end - 1); `floor` is what the
+  // node's ancestors proved for every completion.
+  std::function<void(int32_t, int32_t, double)> go = [&](int32_t s, int32_t end, double floor) {
     ++nodes;
-    const double prefix = bound_now();
+    double prefix = std::max(floor, bound_now(s, end));
+    if (prefix < threshold() && node_bounds && node_bound_budget > 0 && s < S - 1 && s > 0) {
+      --node_bound_budget;
+      ir::Problem q = ir::with_partition(base, model, counts);
+      if (ir::validate(q).empty()) prefix = std::max(prefix, ir::lower_bound(q).value);
+    }
     if (prefix >= threshold()) {
       discarded = std::min(discarded, prefix);
       return;
@@ -215,11 +276,10 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
       out.exhaustive = false;
       return;
     }
-    const int32_t left = L - first;
-    if (s == S - 1) {
-      place(s, first, left, 1);
-      counts[static_cast<size_t>(s)] = left;
-      const double cheap = bound_now();
+    if (s == 0) {
+      place(s, 0, end, 1);
+      counts[0] = end;
+      const double cheap = std::max(prefix, bound_now(-1, 0));
       ++out.leaves;
       if (cheap < threshold()) {
         heap.push_back({cheap, counts});
@@ -232,24 +292,24 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
       } else {
         discarded = std::min(discarded, cheap);
       }
-      counts[static_cast<size_t>(s)] = 0;
-      place(s, first, left, -1);
+      counts[0] = 0;
+      place(s, 0, end, -1);
       return;
     }
     // The balanced count first, then outwards: small bounds come early and cut the rest.
-    const int32_t centre = std::min(balanced[static_cast<size_t>(s)], left);
-    for (int32_t k = 0; centre - k >= 0 || centre + k <= left; ++k)
+    const int32_t centre = std::min(balanced[static_cast<size_t>(s)], end);
+    for (int32_t k = 0; centre - k >= 0 || centre + k <= end; ++k)
       for (int32_t n : {centre - k, centre + k}) {
-        if (n < 0 || n > left || (k > 0 && n == centre) || (k == 0 && n != centre)) continue;
-        place(s, first, n, 1);
+        if (n < 0 || n > end || (k > 0 && n == centre)) continue;
+        place(s, end - n, n, 1);
         counts[static_cast<size_t>(s)] = n;
-        go(s + 1, first + n);
+        go(s - 1, end - n, prefix);
         counts[static_cast<size_t>(s)] = 0;
-        place(s, first, n, -1);
+        place(s, end - n, n, -1);
         if (k == 0) break;
       }
   };
-  go(0, 0);
+  go(S - 1, L, 0);
   // The least of: every bound left out, and the heap's partitions at their full bound.
   // A partition the problem's rules refuse (its static memory over the cap) has no schedule: it
   // is outside the space.
@@ -266,6 +326,7 @@ namespace {
 
 // A candidate: a number of stages per rank and (with a model) a partition.
 struct Candidate {
+  PlanShape shape;
   int32_t vpp = 1;
   Counts counts;
   ir::Problem problem;
@@ -337,15 +398,12 @@ class Planner {
 
   PlanResult run() {
     PlanResult out;
-    std::vector<int32_t> vpps = {space_.base.stages_per_rank};
-    if (space_.vpp_auto) vpps = stages_per_rank_choices(space_.base.placement);
     ProgressReporter progress(o_.progress, o_.tty, start_);
     progress_ = &progress;
-    // The initial candidates: per stages-per-rank value, the stated (or balanced) partition and,
-    // with a model under a cap, the memory-aware ones.
-    for (int32_t v : vpps) {
-      ir::Problem q = space_.base;
-      if (space_.vpp_auto) q = space_.model ? with_vpp(space_.base, v) : ir::with_stages_per_rank(space_.base, v);
+    // The initial candidates: per shape (placement and stages per rank), the stated (or
+    // balanced) partition and, with a model under a cap, the memory-aware ones.
+    for (const PlanShape& shape : plan_shapes(space_)) {
+      const ir::Problem q = shaped(shape);
       std::vector<Counts> parts;
       if (space_.model) {
         parts.push_back(ir::balanced_partition(*space_.model, q.num_stages()));
@@ -354,7 +412,7 @@ class Planner {
       } else {
         parts.emplace_back();
       }
-      for (Counts& c : parts) add(v, std::move(c), q);
+      for (Counts& c : parts) add(shape, std::move(c), q);
     }
     // Screening, in the order of the bounds.
     std::vector<size_t> order(cands_.size());
@@ -387,9 +445,13 @@ class Planner {
  private:
   static constexpr double kLeftoverMin = 0.0;
 
-  ir::Problem with_vpp(const ir::Problem& base, int32_t v) const {
-    ir::Problem q = base;
-    q.stages_per_rank = v;
+  // The stated problem at a shape: with a model, only its stage count and placement change (the
+  // partition's values come later); without one, the stated per-rank values cut evenly.
+  ir::Problem shaped(const PlanShape& shape) const {
+    ir::Problem q = space_.base;
+    if (space_.vpp_auto && !space_.model) q = ir::with_stages_per_rank(space_.base, shape.stages_per_rank);
+    q.stages_per_rank = shape.stages_per_rank;
+    q.placement = shape.placement;
     return q;
   }
 
@@ -402,11 +464,12 @@ class Planner {
   double objective(size_t i) const { return cands_[i].result->objective; }
 
   // A new candidate (or the one already there); its index.
-  size_t add(int32_t v, Counts counts, const ir::Problem& q) {
+  size_t add(const PlanShape& shape, Counts counts, const ir::Problem& q) {
     for (size_t i = 0; i < cands_.size(); ++i)
-      if (cands_[i].vpp == v && cands_[i].counts == counts) return i;
+      if (cands_[i].shape == shape && cands_[i].counts == counts) return i;
     Candidate c;
-    c.vpp = v;
+    c.shape = shape;
+    c.vpp = shape.stages_per_rank;
     c.problem = space_.model ? ir::with_partition(q, *space_.model, counts) : q;
     c.counts = std::move(counts);
     if (auto errors = ir::validate(c.problem); !errors.empty()) c.skipped = errors.front().message;
@@ -454,14 +517,16 @@ class Planner {
   void move_layers(double share) {
     const double until = shared_ + share;
     const auto t_end = Clock::now() + std::chrono::duration<double>(share);
-    auto left = [&] { return o_.deterministic ? until - shared_ : std::chrono::duration<double>(t_end - Clock::now()).count(); };
+    auto left = [&] {
+      return o_.deterministic ? until - shared_ : std::chrono::duration<double>(t_end - Clock::now()).count();
+    };
     const double each = std::max(kMinNeighbourSeconds, o_.time_limit_s * kNeighbourShare);
     bool improved = true;
     while (improved && !interrupted_ && left() > 0) {
       improved = false;
       const size_t centre = *best_;
       const Candidate base = cands_[centre];
-      const ir::Problem q = with_vpp(space_.base, base.vpp);
+      const ir::Problem q = shaped(base.shape);
       std::vector<size_t> next;
       const int32_t S = static_cast<int32_t>(base.counts.size());
       for (int32_t s = 0; s + 1 < S; ++s)
@@ -472,7 +537,7 @@ class Planner {
           --c[from];
           ++c[to];
           const size_t before = cands_.size();
-          const size_t j = add(base.vpp, std::move(c), q);
+          const size_t j = add(base.shape, std::move(c), q);
           if (j < before || !cands_[j].skipped.empty()) continue;  // seen, or invalid
           next.push_back(j);
         }
@@ -480,8 +545,8 @@ class Planner {
       for (size_t j : next) {
         if (interrupted_ || left() <= 0) break;
         if (cands_[j].bound >= objective(*best_)) {
-          cands_[j].skipped =
-              "its bound " + format_number(cands_[j].bound) + " is no better than " + format_number(objective(*best_));
+          cands_[j].skipped = "its bound " + format_number(cands_[j].bound) + " is no better than " +
+                              format_number(objective(*best_));
           continue;
         }
         solve(j, std::min(each, left()), {{"plan", *cands_[centre].result->schedule}});
@@ -497,6 +562,7 @@ class Planner {
     out.candidates.reserve(cands_.size());
     for (const Candidate& c : cands_) {
       PlanCandidate row;
+      row.placement = c.shape.placement;
       row.stages_per_rank = c.vpp;
       row.layers_per_stage = c.counts;
       row.bound = c.bound;
@@ -536,9 +602,10 @@ class Planner {
     // bound over every partition (a branch and bound) or its candidate's own proved bound.
     const double best = out.solve.objective;
     double bound = best;
-    std::set<int32_t> seen;
+    std::vector<PlanShape> seen;
     for (const Candidate& k : cands_) {
-      if (!seen.insert(k.vpp).second) continue;
+      if (std::find(seen.begin(), seen.end(), k.shape) != seen.end()) continue;
+      seen.push_back(k.shape);
       if (!space_.model) {
         if (!k.skipped.empty() && !k.result) {
           // An invalid candidate is outside the space; one skipped by its bound is above it.
@@ -549,9 +616,9 @@ class Planner {
         continue;
       }
       const double actions = static_cast<double>(ir::num_action_slots(k.problem));
-      const auto full = static_cast<int64_t>(std::clamp(kFullBoundActions / std::max(actions, 1.0), 16.0,
-                                                        static_cast<double>(kFullBounds)));
-      PartitionBound pb = partition_space_bound(with_vpp(space_.base, k.vpp), *space_.model, best, full, kMaxNodes);
+      const auto full = static_cast<int64_t>(
+          std::clamp(kFullBoundActions / std::max(actions, 1.0), 16.0, static_cast<double>(kFullBounds)));
+      PartitionBound pb = partition_space_bound(shaped(k.shape), *space_.model, best, full, kMaxNodes);
       out.partitions_bounded += pb.leaves;
       out.bound_exhaustive = out.bound_exhaustive && pb.exhaustive;
       bound = std::min(bound, pb.value);
@@ -599,7 +666,7 @@ class Planner {
 }  // namespace
 
 PlanResult solve_plan(const PlanSpace& space, const SolveOptions& options) {
-  if (!space.vpp_auto && !space.model) {
+  if (!space.vpp_auto && !space.placement_auto && !space.model) {
     PlanResult out;
     out.solve = synthesize(space.base, options);
     out.problem = space.base;

@@ -26,6 +26,10 @@ struct PlanSpace {
   ir::Problem base;
   /// `stages_per_rank = auto`: the stages per rank the placement allows are tried.
   bool vpp_auto = false;
+  /// `placement = auto`: looped, V-shape and wave are tried, at the stages per rank each allows
+  /// (V-shape 2, wave 2 and 4, looped 1, 2 and 4 with `vpp_auto`; else the stated count where
+  /// it fits the placement).
+  bool placement_auto = false;
   /// `partition = auto`: the model whose layers the plan assigns to stages; nullptr keeps the
   /// stated partition (base's per-stage values, cut evenly for more stages per rank).
   const ir::Model* model = nullptr;
@@ -34,8 +38,17 @@ struct PlanSpace {
 /// The stages per rank `stages_per_rank = auto` tries for a placement (empty for `custom`).
 std::vector<int32_t> stages_per_rank_choices(ir::PlacementKind placement);
 
+/// The (placement, stages per rank) pairs a plan space tries, in this order.
+struct PlanShape {
+  ir::PlacementKind placement = ir::PlacementKind::Looped;
+  int32_t stages_per_rank = 1;
+  bool operator==(const PlanShape&) const = default;
+};
+std::vector<PlanShape> plan_shapes(const PlanSpace& space);
+
 /// One candidate of the plan, as the table prints it.
 struct PlanCandidate {
+  ir::PlacementKind placement = ir::PlacementKind::Looped;
   int32_t stages_per_rank = 1;
   std::vector<int32_t> layers_per_stage;  // empty without a model
   double bound = 0;                       // ir::lower_bound of its problem
@@ -74,8 +87,8 @@ struct PartitionBound {
   int64_t leaves = 0;
   bool exhaustive = true;
 };
-PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit,
-                                     int64_t full_bounds, int64_t max_nodes);
+PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit, int64_t full_bounds,
+                                     int64_t max_nodes);
 
 /// Solves the plan. The options' time limit is the whole plan's; progress and the candidates'
 /// table go where the options say.

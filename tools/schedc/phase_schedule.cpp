@@ -153,6 +153,7 @@ std::optional<solver::PlanSpace> plan_space(Session& s, Input& in, const Schedul
   solver::PlanSpace space;
   space.base = in.spec.problem;
   space.vpp_auto = in.spec.stages_per_rank_auto;
+  space.placement_auto = in.spec.placement_auto;
   const ir::Problem& p = in.spec.problem;
   if (space.vpp_auto) {
     const SourceLoc at = in.spec.loc_of(ir::Field::StagesPerRank);
@@ -205,16 +206,18 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   auto options = solve_options(s, in, flags);
   if (!options) return std::nullopt;
   solver::PlanResult plan = solver::solve_plan(*space, *options);
-  const bool planned = space->vpp_auto || space->model;
+  const bool planned = space->vpp_auto || space->placement_auto || space->model;
   if (planned && !flags.quiet) {
-    std::cerr << (space->model ? "schedc: plan (partition = auto):\n" : "schedc: stages_per_rank = auto:\n");
+    std::cerr << (space->model || space->placement_auto ? "schedc: plan:\n" : "schedc: stages_per_rank = auto:\n");
     size_t skipped = 0;
     for (const solver::PlanCandidate& c : plan.candidates) {
       if (space->model && !c.makespan && !c.chosen) {
         ++skipped;
         continue;
       }
-      std::cerr << "  vpp " << c.stages_per_rank;
+      std::cerr << "  ";
+      if (space->placement_auto) std::cerr << ir::to_string(c.placement) << " ";
+      std::cerr << "vpp " << c.stages_per_rank;
       if (!c.layers_per_stage.empty()) {
         std::cerr << ", layers";
         for (int32_t n : c.layers_per_stage) std::cerr << " " << n;
@@ -229,7 +232,7 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
     if (space->model)
       std::cerr << "  plan bound " << format_number(plan.solve.lower_bound) << " over "
                 << (plan.bound_exhaustive ? "every partition" : "every partition (open nodes by their prefix)")
-                << " of each stages-per-rank value tried\n";
+                << " of each placement and stages-per-rank value tried\n";
   }
   if (!plan.error.empty()) {
     s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::StagesPerRank),
@@ -271,6 +274,12 @@ std::optional<ir::Schedule> schedule(Session& s, Input& in, const ScheduleFlags&
     s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::StagesPerRank),
                   "`stages_per_rank = auto` needs `schedule = solve` or --solve: a family or explicit orders fix the "
                   "stages per rank");
+    return std::nullopt;
+  }
+  if (in.spec.placement_auto && !solve) {
+    s.diags.error(DiagKind::BadValue, in.spec.loc_of(ir::Field::Placement),
+                  "`placement = auto` needs `schedule = solve` or --solve: a family or explicit orders fix the "
+                  "placement");
     return std::nullopt;
   }
   if (in.spec.partition_auto && !solve) {

@@ -112,7 +112,8 @@ TEST_CASE("the plan bound is below every valid schedule of every partition, at e
     ++trials;
     Problem base = c.base;
     if (test::uniform(rng, 0, 2) != 0) {
-      const Schedule& pick = schedules[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(schedules.size()) - 1))];
+      const Schedule& pick =
+          schedules[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(schedules.size()) - 1))];
       std::vector<double> peaks = peak_memory(pick);
       base.memory.cap = PerStage::of(*std::max_element(peaks.begin(), peaks.end()) + 0.5 * test::uniform(rng, 0, 1));
       ++capped;
@@ -188,7 +189,8 @@ Case capped_model(int32_t pp, int32_t layers, double cap) {
   c.base.microbatches = 2 * pp;
   c.base.backward = BackwardMode::Split;
   c.base.cost.comm = 0.1;
-  c.model.kinds = {{"layer", 1, 1, 0.8, 1, 2, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
+  c.model.kinds = {
+      {"layer", 1, 1, 0.8, 1, 2, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
   c.model.layers.assign(static_cast<size_t>(layers), 0);
   c.model.embedding = 1;
   c.model.head = 2;
@@ -220,7 +222,8 @@ TEST_CASE("solve_plan: a valid schedule of the partition it names, and no stated
   test::Rng rng(7);
   auto parts = all_partitions(4, 12);
   std::vector<std::vector<int32_t>> sample = {balanced_partition(c.model, 4)};
-  for (int k = 0; k < 4; ++k) sample.push_back(parts[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(parts.size()) - 1))]);
+  for (int k = 0; k < 4; ++k)
+    sample.push_back(parts[static_cast<size_t>(test::uniform(rng, 0, static_cast<int>(parts.size()) - 1))]);
   for (const auto& counts : sample) {
     Problem q = with_partition(space.base, c.model, counts);
     if (!validate(q).empty()) continue;
@@ -232,7 +235,8 @@ TEST_CASE("solve_plan: a valid schedule of the partition it names, and no stated
   }
 }
 
-TEST_CASE("solve_plan: with stages_per_rank = auto the candidates share one limit, and a stated space of one passes through") {
+TEST_CASE(
+    "solve_plan: with stages_per_rank = auto the candidates share one limit, and a stated space of one passes through") {
   Problem p;
   p.ranks = 4;
   p.microbatches = 8;
