@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "solver/synth/synthesize.h"
@@ -72,12 +73,14 @@ std::optional<ir::PerStage> parse_values(const std::string& flag, const std::str
 }
 
 // Applies "K=V,K=V" pairs; `apply_one` returns false for an unknown key and sets `error` for a bad
-// value. False, with `error` set, at the first bad pair.
+// value. False, with `error` set, at the first bad pair. A key given twice is an error, as it is in
+// a spec's block (no silent "last wins").
 template <class Fn>
 bool for_each_pair(const std::string& flag, const std::string& text, const char* keys, std::string& error,
                    Fn apply_one) {
   std::stringstream ss(text);
   std::string item;
+  std::set<std::string> seen;
   while (std::getline(ss, item, ',')) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -85,6 +88,10 @@ bool for_each_pair(const std::string& flag, const std::string& text, const char*
       return false;
     }
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!seen.insert(key).second) {
+      error = "--" + flag + ": `" + key + "` is given twice";
+      return false;
+    }
     if (!apply_one(key, value)) {
       error = "--" + flag + ": unknown key `" + key + "`, expected one of " + keys;
       return false;
