@@ -20,6 +20,7 @@ void add_build_command(CLI::App& app, int& rc) {
   opts->rq.build.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, false);
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->output)) return s.finish();
     Compilation c;
     if (!run_until(s, opts->rq, c)) return s.fail();
     std::error_code ec;

@@ -381,7 +381,7 @@ void OutputFlags::add_to(CLI::App& cmd, const std::vector<std::string>& formats)
   std::string help;
   for (const std::string& f : formats) help += (help.empty() ? "" : " | ") + f;
   cmd.add_option("--format", format, help)->check(CLI::IsMember(formats));
-  cmd.add_option("-o,--output", output, "write to this file instead of stdout");
+  cmd.add_option("-o,--output", output, "write to this file instead of stdout (`-`: stdout)");
 }
 
 void BuildSettings::add_to(CLI::App& cmd) {
