@@ -43,13 +43,26 @@ InputFormat input_format(const SourceManager& sources, int32_t file, std::string
 }
 
 SourceMap::SourceMap(const SourceManager& sources, int32_t file, InputFormat format,
-                     std::vector<std::vector<SourceLoc>> actions, SourceLoc schedule)
-    : sources_(&sources), file_(file), format_(format), actions_(std::move(actions)), schedule_(schedule) {}
+                     std::vector<std::vector<SourceLoc>> actions, std::vector<SourceLoc> ranks, SourceLoc schedule)
+    : sources_(&sources), file_(file), format_(format), actions_(std::move(actions)), ranks_(std::move(ranks)),
+      schedule_(schedule) {}
 
 SourceLoc SourceMap::action(int32_t rank, int32_t position) const {
   if (rank < 0 || position < 0 || static_cast<size_t>(rank) >= actions_.size()) return {};
   const std::vector<SourceLoc>& row = actions_[static_cast<size_t>(rank)];
   return static_cast<size_t>(position) < row.size() ? row[static_cast<size_t>(position)] : SourceLoc{};
+}
+
+SourceLoc SourceMap::rank(int32_t rank) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= actions_.size()) return {};
+  const size_t r = static_cast<size_t>(rank);
+  switch (format_) {
+    case InputFormat::Spec: return r < ranks_.size() ? ranks_[r] : SourceLoc{};
+    // Located when asked (an error's worth of times), not in read_input's pass.
+    case InputFormat::ScheduleJson: return ir::locate_json(*sources_, file_, "/ranks/" + std::to_string(rank));
+    case InputFormat::TorchCsv: return actions_[r].empty() ? SourceLoc{} : actions_[r].front();
+  }
+  return {};
 }
 
 SourceLoc SourceMap::json(std::string_view pointer) const {
@@ -63,6 +76,7 @@ std::optional<Input> read_input(const SourceManager& sources, int32_t file, Inpu
   in.format = format;
   in.file = file;
   std::vector<std::vector<SourceLoc>> actions;
+  std::vector<SourceLoc> ranks;
   switch (format) {
     case InputFormat::Spec: {
       auto spec = parse_spec(sources, file, diags);
@@ -76,7 +90,8 @@ std::optional<Input> read_input(const SourceManager& sources, int32_t file, Inpu
         s.overlap = std::move(src.overlap);
         s.provenance = ir::Provenance::of("explicit");
         actions = std::move(src.token_locs);
-        src.ranks.clear(), src.overlap.clear(), src.token_locs.clear();
+        ranks = std::move(src.rank_locs);
+        src.ranks.clear(), src.overlap.clear(), src.token_locs.clear(), src.rank_locs.clear();
       }
       break;
     }
@@ -99,7 +114,7 @@ std::optional<Input> read_input(const SourceManager& sources, int32_t file, Inpu
     in.spec.schedule.kind = SourceKind::Explicit;
     give_every_field(in);
   }
-  in.map = SourceMap(sources, file, format, std::move(actions), in.spec.schedule.loc);
+  in.map = SourceMap(sources, file, format, std::move(actions), std::move(ranks), in.spec.schedule.loc);
   return in;
 }
 

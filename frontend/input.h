@@ -30,13 +30,16 @@ class SourceMap {
   /// No input file (the flags stand for it): every answer is "nowhere".
   SourceMap() = default;
   SourceMap(const SourceManager& sources, int32_t file, InputFormat format, std::vector<std::vector<SourceLoc>> actions,
-            SourceLoc schedule);
+            std::vector<SourceLoc> ranks, SourceLoc schedule);
 
   /// The file as a whole (`file: error: ...`), or nowhere without one.
   SourceLoc file() const { return SourceLoc{file_, 0, 0}; }
   /// Where the input writes the action at `position` of `rank`'s order (a spec's token, a schedule
   /// JSON's string, a torch-csv cell); nowhere when it writes none there.
   SourceLoc action(int32_t rank, int32_t position) const;
+  /// Where the input writes `rank`'s order as a whole (a spec's `rank N:`, a schedule JSON's array
+  /// `/ranks/N`, a torch-csv row): for what the order lacks. Nowhere when it writes none.
+  SourceLoc rank(int32_t rank) const;
   /// Where a spec says how to obtain the schedule (the value of `schedule = ...`); nowhere else.
   SourceLoc schedule() const { return schedule_; }
   /// The value at `pointer` (`/provenance/status`) of a schedule JSON input; the file for others.
@@ -47,6 +50,7 @@ class SourceMap {
   int32_t file_ = -1;
   InputFormat format_ = InputFormat::Spec;
   std::vector<std::vector<SourceLoc>> actions_;
+  std::vector<SourceLoc> ranks_;
   SourceLoc schedule_;
 };
 

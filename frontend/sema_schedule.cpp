@@ -43,12 +43,14 @@ class ExplicitChecker {
     src_.ranks.resize(ranks);
     src_.overlap.resize(ranks);
     src_.token_locs.resize(ranks);
+    src_.rank_locs.resize(ranks);
   }
 
   void run(const ast::ExplicitBlock& b) {
     std::map<int32_t, SourceLoc> seen;
     for (const ast::RankOrder& order : b.ranks) {
       int32_t r = rank_index(order, seen);
+      if (r >= 0) src_.rank_locs[static_cast<size_t>(r)] = order.loc;
       for (const ast::OrderItem& item : order.items) add_item(item, r);
     }
     if (sized_) report_missing_ranks(b, seen);

@@ -28,12 +28,13 @@ struct ScheduleSource {
   SourceLoc loc;       // of the value after `schedule =`
   std::string family;  // Family: its name
   ir::Params params;   // Family: its parameters; Solve: solver options
-  // Explicit: per-rank orders with the location of every token, and overlapped F&B units
-  // (sorted first indices i of units (i, i+1)) written as `(F7.s0 B3.s7)`. read_input moves them
-  // into Input::schedule and its source map.
+  // Explicit: per-rank orders with the location of every token and of each order (its `rank`),
+  // and overlapped F&B units (sorted first indices i of units (i, i+1)) written as
+  // `(F7.s0 B3.s7)`. read_input moves them into Input::schedule and its source map.
   std::vector<std::vector<ir::Action>> ranks;
   std::vector<std::vector<int32_t>> overlap;
   std::vector<std::vector<SourceLoc>> token_locs;
+  std::vector<SourceLoc> rank_locs;
 };
 
 struct Spec {

@@ -202,12 +202,20 @@ class Importer {
     return s;
   }
 
-  static std::optional<int64_t> digits(std::string_view& s) {
+  // A leading run of digits, taken off `s`: its value, saturated at 2^40 (far past every limit),
+  // and into `written` the digits as the file writes them, without leading zeros, which is how a
+  // message echoes a number too large to hold.
+  static std::optional<int64_t> digits(std::string_view& s, std::string_view* written = nullptr) {
     size_t n = 0;
     while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
     if (n == 0) return std::nullopt;
     int64_t v = 0;
     for (size_t k = 0; k < n; ++k) v = std::min<int64_t>(v * 10 + (s[k] - '0'), int64_t{1} << 40);
+    if (written) {
+      size_t zeros = 0;
+      while (zeros + 1 < n && s[zeros] == '0') ++zeros;
+      *written = s.substr(zeros, n - zeros);
+    }
     s.remove_prefix(n);
     return v;
   }
@@ -225,8 +233,8 @@ class Importer {
   // True when `t` is one: it is checked for form and then dropped, because the compute orders are
   // the schedule and schedc derives the communication itself when it lowers (docs/formats.md).
   bool skip_other_action(std::string_view t, size_t offset) {
-    std::string_view rest = t;
-    auto stage = digits(rest);
+    std::string_view rest = t, stage_text, mb_text;
+    auto stage = digits(rest, &stage_text);
     if (!stage) return false;
     std::string_view name;
     for (std::string_view other : kOther)
@@ -234,7 +242,7 @@ class Importer {
     if (name.empty()) return false;
     rest.remove_prefix(name.size());
     std::string shown(t);
-    auto mb = digits(rest);
+    auto mb = digits(rest, &mb_text);
     if (!mb && is_transfer(name)) {
       error(DiagKind::BadToken, loc(offset),
             backtick(shown) + " has no microbatch, expected {stage}" + std::string(name) + "{microbatch} such as `1" +
@@ -245,11 +253,11 @@ class Importer {
                 (mb ? "microbatch" : "action type"));
     } else if (*stage >= kMaxStageIndex) {
       error(DiagKind::OutOfRange, loc(offset),
-            backtick(shown) + " names stage " + std::to_string(*stage) + ", more than the limit of " +
+            backtick(shown) + " names stage " + std::string(stage_text) + ", more than the limit of " +
                 std::to_string(kMaxStageIndex) + " stages");
     } else if (mb && *mb >= ir::kMaxMicrobatches) {
       error(DiagKind::OutOfRange, loc(offset),
-            backtick(shown) + " names microbatch " + std::to_string(*mb) + ", more than the limit of " +
+            backtick(shown) + " names microbatch " + std::string(mb_text) + ", more than the limit of " +
                 std::to_string(ir::kMaxMicrobatches) + " microbatches");
     }
     return true;
@@ -258,8 +266,8 @@ class Importer {
   // One action token; reports at `offset` and returns nullopt when it is not a compute action.
   std::optional<Action> parse_action(std::string_view t, size_t offset) {
     std::string shown(t);
-    std::string_view rest = t;
-    auto stage = digits(rest);
+    std::string_view rest = t, stage_text, mb_text;
+    auto stage = digits(rest, &stage_text);
     if (!stage) {
       error(DiagKind::BadToken, loc(offset), "bad action " + backtick(shown) + ", " + std::string(kSyntaxHint));
       return std::nullopt;
@@ -278,7 +286,7 @@ class Importer {
       return std::nullopt;
     }
     rest.remove_prefix(1);
-    auto mb = digits(rest);
+    auto mb = digits(rest, &mb_text);
     if (!mb) {
       error(DiagKind::BadToken, loc(offset), backtick(shown) + " has no microbatch, " + std::string(kSyntaxHint));
       return std::nullopt;
@@ -291,13 +299,13 @@ class Importer {
     }
     if (*stage >= kMaxStageIndex) {
       error(DiagKind::OutOfRange, loc(offset),
-            backtick(shown) + " names stage " + std::to_string(*stage) + ", more than the limit of " +
+            backtick(shown) + " names stage " + std::string(stage_text) + ", more than the limit of " +
                 std::to_string(kMaxStageIndex) + " stages");
       return std::nullopt;
     }
     if (*mb >= ir::kMaxMicrobatches) {
       error(DiagKind::OutOfRange, loc(offset),
-            backtick(shown) + " names microbatch " + std::to_string(*mb) + ", more than the limit of " +
+            backtick(shown) + " names microbatch " + std::string(mb_text) + ", more than the limit of " +
                 std::to_string(ir::kMaxMicrobatches) + " microbatches");
       return std::nullopt;
     }

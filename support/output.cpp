@@ -32,6 +32,13 @@ int write_all(int fd, std::string_view content) {
 
 }  // namespace
 
+std::string unwritable_reason(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0) return {};
+  return errno_text(errno);
+}
+
 OutputPlan plan_output(const std::string& path) {
   namespace fs = std::filesystem;
   OutputPlan plan;
@@ -66,6 +73,15 @@ OutputPlan plan_output(const std::string& path) {
     target = next.is_absolute() ? next : target.parent_path() / next;
   }
   plan.target = target.string();
+  // A file the user may not write is refused as the shell's `>` refuses it ("Permission denied"),
+  // although the folder would let the temporary be renamed over it.
+  if (S_ISREG(st.st_mode)) {
+    if (std::string why = unwritable_reason(plan.target); !why.empty()) {
+      plan.error = why;
+      plan.target.clear();
+      return plan;
+    }
+  }
   if (st.st_mode == 0 || S_ISREG(st.st_mode)) {
     // The folder must exist: say so now rather than as a failed create.
     fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();

@@ -4,7 +4,8 @@
 # that the sources do not register is a bad command line listing what is registered (exit 2), as
 # is --check on a stage without a reference; a runtime block's unknown stage is reported at its
 # location (exit 1); a stage registered twice stops the executor with both names (exit 1); the
-# executor lists what is compiled in (--list-stages); changing a stage source rebuilds.
+# executor lists what is compiled in (--list-stages); changing a stage source rebuilds; a source
+# named other than .cpp is compiled as C++.
 set -u
 schedc=$1
 cache=$2
@@ -56,6 +57,13 @@ expect 2 'schedc: error: --check: stage `plain` (from --stage) has no sequential
 "$schedc" run "$tmp/s.sched" --stage-source "$tmp/plain.cpp" --stage plain > "$tmp/out" 2>&1 ||
   { cat "$tmp/out" >&2; fail "a plain run of a stage without a reference failed"; }
 grep -q 'stage plain' "$tmp/out" || { cat "$tmp/out" >&2; fail "the report does not name the stage"; }
+
+# A stage source whose name does not say C++ (`plain.txt`) is compiled as C++ all the same, not
+# handed to the linker as an object file it is not.
+cp "$tmp/plain.cpp" "$tmp/plain.txt"
+"$schedc" run "$tmp/s.sched" --stage-source "$tmp/plain.txt" --stage plain > "$tmp/out" 2>&1 ||
+  { cat "$tmp/out" >&2; fail "a stage source named plain.txt failed"; }
+grep -q 'stage plain' "$tmp/out" || { cat "$tmp/out" >&2; fail "the report of plain.txt's stage does not name it"; }
 
 # `schedc build`: the executor lists what is compiled in; the built executor runs the stage.
 "$schedc" build "$tmp/s.sched" --stage-source "$block" --stage block -o "$tmp/ex" || fail "schedc build --stage-source failed"

@@ -218,7 +218,9 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     reap(parallel - 1);
   }
   // The stage sources compile from where they are, so that the compiler's messages name the
-  // user's file; their folder is on the include path for their own headers.
+  // user's file; their folder is on the include path for their own headers. `-x c++`: C++ whatever
+  // the file's name (the compiler would take `stage.txt` for a linker input, and the link would
+  // then miss an object file it never made).
   for (size_t i = 0; i < stage_sources.size() && failure.empty(); ++i) {
     if (stop_signal() != 0) break;
     const fs::path& src = stage_sources[i];
@@ -227,8 +229,8 @@ std::optional<std::string> build_executor(Session& s, const std::vector<codegen:
     int log = open_log((tmp / (base + ".log")).string());
     std::vector<std::string> cmd = {build_config::kCxx};
     cmd.insert(cmd.end(), flags.begin(), flags.end());
-    cmd.insert(cmd.end(),
-               {"-I", rt->include.string(), "-I", src.parent_path().string(), "-c", src.string(), "-o", obj});
+    cmd.insert(cmd.end(), {"-I", rt->include.string(), "-I", src.parent_path().string(), "-c", "-x", "c++",
+                           src.string(), "-o", obj});
     if (settings.verbose) print_command(cmd);
     jobs.push_back({settings.stage_sources[i], log, start_process(cmd, log)});
     objects.push_back(obj);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "support/output.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
 
@@ -20,6 +21,12 @@ void add_build_command(CLI::App& app, int& rc) {
   opts->rq.build.add_to(*cmd);
   opts->rq.runtime.add_to(*cmd, false);
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->output)) return s.finish();
+    // A read-only executable is refused before the build, as the shell refuses `>` onto it.
+    if (std::string why = unwritable_reason(opts->output); !why.empty()) {
+      s.diags.error(DiagKind::Io, {}, "cannot write " + backtick(opts->output) + ": " + why);
+      return s.fail();
+    }
     Compilation c;
     if (!run_until(s, opts->rq, c)) return s.fail();
     std::error_code ec;

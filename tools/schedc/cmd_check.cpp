@@ -55,6 +55,7 @@ void add_check_command(CLI::App& app, int& rc) {
   opts->rq.args.problem.add_to(*cmd);
   opts->rq.dump.add_to(*cmd, opts->rq.last);
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->out.output)) return s.finish();
     if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "check: the path of the spec is empty");
       return s.finish();

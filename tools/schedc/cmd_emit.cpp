@@ -136,6 +136,7 @@ void add_emit_command(CLI::App& app, int& rc) {
   cmd->add_option("-o,--output", opts->output, "the directory to write")->required();
   opts->rq.runtime.add_to(*cmd, false);
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->output)) return s.finish();
     Compilation c;
     if (!run_until(s, opts->rq, c)) return s.fail();
     return write_folder(s, opts->output, c.emitted->files) ? s.finish() : s.fail();

@@ -52,6 +52,7 @@ void add_families_command(CLI::App& app, int& rc) {
   CLI::App* cmd = app.add_subcommand("families", "list the known schedule families and their constraints");
   out->add_to(*cmd, {"text", "json"});
   set_callback(*cmd, rc, [out](Session& s) {
+    if (!check_output_path(s, out->output)) return s.finish();
     return finish_with_output(s, out->output, out->format == "json" ? families_json() : families_text());
   });
 }

@@ -42,6 +42,7 @@ void add_schedule_command(CLI::App& app, int& rc) {
   opts->out.add_to(*cmd, {"json", "torch-csv", "torch-csv-comms", "text", "perfetto", "svg", "program"});
   opts->rq.add_to(*cmd, Phase::VerifyProgram);
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->out.output)) return s.finish();
     const std::string& f = opts->out.format;
     // torch-csv-comms is the lowered program, the one schedc's executors run, in torch's words.
     const bool lowered = f == "program" || f == "torch-csv-comms";

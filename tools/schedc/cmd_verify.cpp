@@ -179,6 +179,7 @@ void add_verify_command(CLI::App& app, int& rc) {
                 "(limited by --time-limit, default 60 s)");
   opts->out.add_to(*cmd, {"text", "json"});
   set_callback(*cmd, rc, [opts](Session& s) {
+    if (!check_output_path(s, opts->out.output)) return s.finish();
     if (opts->rq.args.path.empty()) {
       s.diags.error(DiagKind::BadFlag, {}, "verify: give a .sched spec or a schedule .json");
       return s.finish();

@@ -41,6 +41,7 @@ inline void add_output_command(CLI::App& app, int& rc, const std::string& name, 
   opts->out.add_to(*cmd, formats);
   opts->rq.add_to(*cmd, last);
   set_callback(*cmd, rc, [opts, write = std::move(write)](Session& s) {
+    if (!check_output_path(s, opts->out.output)) return s.finish();
     Compilation c;
     if (!run_until(s, opts->rq, c)) return s.fail();
     return write(s, opts->out, c);

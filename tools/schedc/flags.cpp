@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "solver/synth/synthesize.h"
@@ -72,12 +73,14 @@ std::optional<ir::PerStage> parse_values(const std::string& flag, const std::str
 }
 
 // Applies "K=V,K=V" pairs; `apply_one` returns false for an unknown key and sets `error` for a bad
-// value. False, with `error` set, at the first bad pair.
+// value. False, with `error` set, at the first bad pair. A key given twice is an error, as it is in
+// a spec's block (no silent "last wins").
 template <class Fn>
 bool for_each_pair(const std::string& flag, const std::string& text, const char* keys, std::string& error,
                    Fn apply_one) {
   std::stringstream ss(text);
   std::string item;
+  std::set<std::string> seen;
   while (std::getline(ss, item, ',')) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -85,6 +88,10 @@ bool for_each_pair(const std::string& flag, const std::string& text, const char*
       return false;
     }
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!seen.insert(key).second) {
+      error = "--" + flag + ": `" + key + "` is given twice";
+      return false;
+    }
     if (!apply_one(key, value)) {
       error = "--" + flag + ": unknown key `" + key + "`, expected one of " + keys;
       return false;
@@ -178,6 +185,7 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
   using ir::Field;
   ir::FieldUnits& units = spec.units;
   std::map<Field, std::string> set;  // problem field -> the flag that set it
+  std::map<Field, size_t> lists;     // field -> the length of the list a flag gave it
   auto mark = [&](Field field, std::string flag) {
     spec.given[field] = SourceLoc{};
     set[field] = std::move(flag);
@@ -222,7 +230,10 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
   // Each pair's value: false for an unknown key; `error` set for a bad value.
   auto values = [&](const std::string& flag, const std::string& k, const std::string& v, ir::PerStage& out,
                     Dimension dim) {
-    if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) out = std::move(*x);
+    if (auto x = parse_values(flag, k, v, false, nullptr, dim, units, error)) {
+      if (!x->is_uniform()) lists[field_of(flag, k)] = x->values.size();
+      out = std::move(*x);
+    }
   };
   if (cost && !for_each_pair("cost", *cost, "F, B, W, comm, FB, action_overhead, message_overhead, R", error,
                              [&](const std::string& k, const std::string& v) {
@@ -254,9 +265,10 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
                                  if (k == "F") values("memory", k, v, p.memory.F, kMemory);
                                  else if (k == "B") values("memory", k, v, p.memory.B, kMemory);
                                  else if (k == "W") values("memory", k, v, p.memory.W, kMemory);
-                                 else if (k == "cap")
-                                   parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
-                                 else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
+                                 else if (k == "cap") {
+                                   auto x = parse_values("memory", k, v, true, &p.memory.cap, kMemory, units, error);
+                                   if (x && !x->is_uniform()) lists[Field::MemoryCap] = x->values.size();
+                                 } else if (k == "static") values("memory", k, v, p.memory.static_memory, kMemory);
                                  else if (k == "input") {
                                    ir::PerStage x;
                                    values("memory", k, v, x, kMemory);
@@ -288,11 +300,25 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
     error = flag + ": " + message;
     return;
   }
+  // A list whose length is not the problem's count of stages (of ranks, for `cap`) is the flag's
+  // error too, once that count is settled: the ranks are when given; the stages per rank only when
+  // given (else a family may choose them, and `auto` leaves them to the solver), but a length that
+  // is no multiple of the ranks is wrong whatever they become.
+  const bool ranks_settled = spec.given.count(Field::Ranks) != 0;
+  const bool vpp_settled = spec.given.count(Field::StagesPerRank) != 0 && !spec.stages_per_rank_auto;
+  auto wrong_length = [&](Field field) {
+    auto it = lists.find(field);
+    if (it == lists.end() || !ranks_settled || p.ranks < 1) return false;
+    const size_t n = it->second, ranks = static_cast<size_t>(p.ranks);
+    if (field == Field::MemoryCap) return n != ranks;
+    return n != static_cast<size_t>(p.num_stages()) && (vpp_settled || n % ranks != 0);
+  };
   // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
-  // the ranges themselves are validate()'s.
+  // the ranges and lengths themselves are validate()'s.
   for (const ir::ProblemError& e : ir::validate(p)) {
     auto it = set.find(e.field);
-    if (e.kind == DiagKind::OutOfRange && it != set.end()) {
+    if (it != set.end() &&
+        (e.kind == DiagKind::OutOfRange || (e.kind == DiagKind::BadValue && wrong_length(e.field)))) {
       error = it->second + ": " + e.message;
       return;
     }
@@ -355,7 +381,7 @@ void OutputFlags::add_to(CLI::App& cmd, const std::vector<std::string>& formats)
   std::string help;
   for (const std::string& f : formats) help += (help.empty() ? "" : " | ") + f;
   cmd.add_option("--format", format, help)->check(CLI::IsMember(formats));
-  cmd.add_option("-o,--output", output, "write to this file instead of stdout");
+  cmd.add_option("-o,--output", output, "write to this file instead of stdout (`-`: stdout)");
 }
 
 void BuildSettings::add_to(CLI::App& cmd) {

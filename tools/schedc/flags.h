@@ -63,10 +63,10 @@ struct ScheduleArgs {
   void add_to(CLI::App& cmd);
 };
 
-/// `--format F` (one of `formats`; the first is the default) and `-o,--output FILE` (stdout when
-/// not given), for a command that writes one document.
+/// `--format F` (one of `formats`; the first is the default) and `-o,--output FILE` (`-`, stdout,
+/// when not given), for a command that writes one document.
 struct OutputFlags {
-  std::string format, output;
+  std::string format, output = "-";
 
   void add_to(CLI::App& cmd, const std::vector<std::string>& formats);
 };

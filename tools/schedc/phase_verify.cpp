@@ -13,6 +13,8 @@ void report_issues(Session& s, const Input& in, const ir::Schedule& sched, const
   const bool written = in.writes(sched);  // else no token of the input is this schedule's
   for (const ir::VerifyIssue& issue : issues) {
     SourceLoc loc = written ? in.map.action(issue.rank, issue.position) : SourceLoc{};
+    // What a rank's order lacks (a missing action) is reported at that order.
+    if (written && !loc.has_line() && issue.position < 0) loc = in.map.rank(issue.rank);
     std::string where;
     if (!loc.has_line() && issue.rank >= 0 && issue.position >= 0)
       where = "rank " + std::to_string(issue.rank) + " position " + std::to_string(issue.position) + ": ";

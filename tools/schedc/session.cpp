@@ -34,8 +34,14 @@ int Session::finish(int code) {
 
 int32_t Session::read_file(const std::string& path) { return read_source(sources, diags, path); }
 
+bool check_output_path(Session& s, const std::string& path) {
+  if (!path.empty()) return true;
+  s.diags.error(DiagKind::BadFlag, {}, "-o: the output path is empty, expected a file (or `-` for standard output)");
+  return false;
+}
+
 bool write_output(Session& s, const std::string& path, const std::string& content) {
-  if (path.empty() || path == "-") {
+  if (path == "-") {
     std::cout << content;
     std::cout.flush();
     if (!std::cout) {  // `> /dev/full`, a closed pipe: never exit 0 with the output lost

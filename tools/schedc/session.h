@@ -38,8 +38,12 @@ struct Session {
   std::vector<int32_t> replaceable;
 };
 
+/// Refuses `-o ""` as a bad command line, before any work is done: an empty path names no file,
+/// and standard output is `-o -` (or no -o). False after reporting.
+bool check_output_path(Session& s, const std::string& path);
+
 /// Writes `content` to `path` atomically (temporary file + rename), or to stdout when `path` is
-/// empty or "-". Reports `io` on failure.
+/// "-". Reports `io` on failure.
 bool write_output(Session& s, const std::string& path, const std::string& content);
 
 /// write_output, then the exit code: finish(), or fail() when the output could not be written.
