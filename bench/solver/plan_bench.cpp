@@ -184,6 +184,8 @@ int main(int argc, char** argv) {
     solver::PlanSpace space;
     space.base = balanced;
     space.model = &m;
+    space.vpp_auto = true;  // looped 1, 2, 4; V-shape 2; wave 2, 4
+    space.placement_auto = true;
     const auto t0 = std::chrono::steady_clock::now();
     solver::PlanResult plan = solver::solve_plan(space, o);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -30,11 +30,17 @@ constexpr double kMoveShare = 0.35;
 // A neighbour's search: this share of the limit each, and never less than this many seconds.
 constexpr double kNeighbourShare = 0.02;
 constexpr double kMinNeighbourSeconds = 0.05;
+constexpr double kMinDeterministicCharge = 0.05;
 // The branch and bound of the plan bound: partitions bounded by ir::lower_bound, then nodes.
 constexpr int64_t kFullBounds = 3000;
 constexpr int64_t kMaxNodes = 2'000'000;
-// The most actions' worth of ir::lower_bound the plan bound spends on its best partitions.
-constexpr double kFullBoundActions = 2e6;
+// The plan bound's share of the limit (kept back from the searches), and the branch and bound's
+// speed it is sized by: nodes times stages a second, about (a node is a pass over the stages).
+constexpr double kBoundShare = 0.1;
+constexpr double kNodeStagesPerSecond = 1e7;
+constexpr double kBoundActionsPerSecond = 2e7;
+// The dynamic program's bound is skipped above this many (stage, start, count) cells.
+constexpr double kMaxDpCells = 2e8;
 // More stages than this are not enumerated (the recursion goes one stage deep per level).
 constexpr int32_t kMaxEnumeratedStages = 4096;
 
@@ -106,7 +112,7 @@ double work_bound(const ir::Problem& p, const StageCosts& c) {
       work[static_cast<size_t>(p.rank_of(d, ir::StageId(s)).value)] += p.microbatches_of(d) *
                                                                        c.sure[static_cast<size_t>(s)];
   const bool heads = p.objective == ir::Objective::Makespan && p.num_directions() == 1 &&
-                     p.placement != ir::PlacementKind::Custom;
+                     p.placement != ir::PlacementKind::Custom && !p.cost.FB;
   double best = 0, head = 0;
   for (int32_t r = 0; r < p.ranks; ++r) {
     best = std::max(best, (heads ? head : 0) + work[static_cast<size_t>(r)]);
@@ -146,6 +152,115 @@ std::vector<PlanShape> plan_shapes(const PlanSpace& space) {
     add(space.base.placement);
   }
   return out;
+}
+
+// The bound of a partition space by dynamic programming over the stages: terms of one stage that
+// depend only on where its layers start and how many it has (through prefix sums over the model's
+// layers), each a lower bound on every schedule of a partition with that stage, so the least over
+// partitions of their largest is exact for these terms: dp[s][c] = the least largest term of the
+// stages before s over the ways to give them the first c layers. O(S L^2). The terms (single
+// kinds of layers or many, every placement; none with overlapped units):
+// - the stage's work on its rank after its input can first arrive (each direction);
+// - under a cap, without recomputation: the chain of ceil(n / k) activation windows (the memory
+//   term of partition_space_bound), the room counting this stage's static memory and the fixed
+//   part of the other stages on its rank.
+double partition_dp_bound(const ir::Problem& base, const ir::Model& model) {
+  const int32_t S = base.num_stages(), L = model.num_layers();
+  // Too large a table: no bound from here (the caller's stands).
+  if (base.cost.FB || S < 1 || static_cast<double>(S) * (L + 1.0) * (L + 1.0) * base.num_directions() > kMaxDpCells)
+    return 0;
+  Counts zeros(static_cast<size_t>(S), 0);
+  const ir::Problem empty = ir::with_partition(base, model, zeros);
+  const StageCosts fixed = stage_costs(empty);
+  const bool fused = base.backward == ir::BackwardMode::Fused;
+  const bool recompute_all = base.recompute == ir::Recompute::All && !base.cost.R;
+  const bool memory = base.memory.cap && base.recompute == ir::Recompute::Off && model.deltas_follow;
+  const bool makespan = base.objective == ir::Objective::Makespan;
+  // Prefix sums over the layers: forward, input-gradient chain, sure work, activations, static.
+  std::vector<double> pf(static_cast<size_t>(L) + 1, 0), pb = pf, ps = pf, pa = pf, pst = pf;
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    const auto z = static_cast<size_t>(i);
+    pf[z + 1] = pf[z] + k.F;
+    pb[z + 1] = pb[z] + k.B + (fused ? k.W : 0);
+    ps[z + 1] = ps[z] + k.F + k.B + k.W + (recompute_all ? k.F : 0);
+    pa[z + 1] = pa[z] + k.memory;
+    pst[z + 1] = pst[z] + k.static_memory;
+  }
+  std::vector<double> ffwd(static_cast<size_t>(S)), fback(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) {
+    ffwd[static_cast<size_t>(s)] = ir::cost_of(empty, ir::F(0, s));
+    fback[static_cast<size_t>(s)] = ir::cost_of(empty, fused ? ir::BW(0, s) : ir::B(0, s));
+  }
+  // Per direction: the fixed parts of the chains up to and after each stage, with their lags.
+  struct Chains {
+    std::vector<double> before_f, before_b, after;  // [s]: fixed parts; lags included
+  };
+  std::vector<Chains> chains(static_cast<size_t>(base.num_directions()));
+  for (int32_t d = 0; d < base.num_directions(); ++d) {
+    Chains& c = chains[static_cast<size_t>(d)];
+    c.before_f.assign(static_cast<size_t>(S), 0), c.before_b = c.before_f, c.after = c.before_f;
+    double f = 0, b = 0;
+    for (int32_t s = 0; s < S; ++s) {
+      const double lag = s > 0 && base.rank_of(d, ir::StageId(s - 1)) != base.rank_of(d, ir::StageId(s))
+                             ? base.cost.comm
+                             : 0;
+      f += ffwd[static_cast<size_t>(s)] + lag, b += fback[static_cast<size_t>(s)] + lag;
+      c.before_f[static_cast<size_t>(s)] = f, c.before_b[static_cast<size_t>(s)] = b;
+    }
+    double a = 0;
+    for (int32_t s = S - 1; s >= 0; --s) {
+      c.after[static_cast<size_t>(s)] = a;
+      const double lag = s > 0 && base.rank_of(d, ir::StageId(s - 1)) != base.rank_of(d, ir::StageId(s))
+                             ? base.cost.comm
+                             : 0;
+      a += ffwd[static_cast<size_t>(s)] + fback[static_cast<size_t>(s)] + 2 * lag;
+    }
+  }
+  // The fixed static memory each rank holds whatever the partition.
+  std::vector<double> fixed_static(static_cast<size_t>(base.ranks), 0);
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s)
+      fixed_static[static_cast<size_t>(base.rank_of(d, ir::StageId(s)).value)] += empty.memory.static_memory.at(
+          static_cast<size_t>(s));
+  const double inf = std::numeric_limits<double>::infinity();
+  auto term = [&](int32_t s, int32_t c, int32_t n) {
+    const auto z = static_cast<size_t>(s), lo = static_cast<size_t>(c), hi = static_cast<size_t>(c + n);
+    const double fwd = ffwd[z] + pf[hi] - pf[lo], back = fback[z] + pb[hi] - pb[lo];
+    const double sure = fixed.sure[z] + ps[hi] - ps[lo], act = empty.memory.F.at(z) + pa[hi] - pa[lo];
+    double best = 0;
+    for (int32_t d = 0; d < base.num_directions(); ++d) {
+      const Chains& ch = chains[static_cast<size_t>(d)];
+      const double n_d = base.microbatches_of(d);
+      const double before_f = ch.before_f[z] + pf[hi], before_b = ch.before_b[z] + pb[hi];
+      best = std::max(best, (makespan ? before_f - fwd : 0) + n_d * sure);
+      if (!memory || !(act > 0)) continue;
+      const ir::RankId r = base.rank_of(d, ir::StageId(s));
+      const double room = *base.stated_cap_of(r) - fixed_static[static_cast<size_t>(r.value)] - (pst[hi] - pst[lo]);
+      const double k = std::floor(room / act * (1 + 1e-9));
+      if (k < 1) return inf;
+      const double trip = ch.after[z] + (pf[static_cast<size_t>(L)] - pf[hi]) + (pb[static_cast<size_t>(L)] - pb[hi]);
+      const double windows = std::ceil(n_d / k) * trip;
+      best = std::max(best, makespan ? before_f + windows + before_b : fwd + windows + back);
+    }
+    return best;
+  };
+  std::vector<double> dp(static_cast<size_t>(L) + 1, inf), next(static_cast<size_t>(L) + 1);
+  dp[0] = 0;
+  for (int32_t s = 0; s < S; ++s) {
+    std::fill(next.begin(), next.end(), inf);
+    for (int32_t c = 0; c <= L; ++c) {
+      if (dp[static_cast<size_t>(c)] == inf) continue;
+      // The last stage takes every layer left.
+      const int32_t lo = s == S - 1 ? L - c : 0, hi = L - c;
+      for (int32_t n = lo; n <= hi; ++n) {
+        const double v = std::max(dp[static_cast<size_t>(c)], term(s, c, n));
+        if (v < next[static_cast<size_t>(c + n)]) next[static_cast<size_t>(c + n)] = v;
+      }
+    }
+    dp.swap(next);
+  }
+  return dp[static_cast<size_t>(L)] == inf ? 0 : dp[static_cast<size_t>(L)];
 }
 
 PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit, int64_t full_bounds,
@@ -214,10 +329,98 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     }
   }
   const bool heads = base.objective == ir::Objective::Makespan && base.num_directions() == 1 &&
-                     base.placement != ir::PlacementKind::Custom;
+                     base.placement != ir::PlacementKind::Custom && !base.cost.FB;
+  // The memory term (without recomputation or overlapped units, under a cap): on the rank of
+  // stage s, a microbatch's forward activations a_s stay from the end of F(mb, s) to the start of
+  // its backward there (every other (microbatch, stage) holds 0 or more at any moment: the
+  // deltas follow F), so at most k = room / a_s such windows overlap, room being the cap less the
+  // rank's static memory. Each window lasts at least the round trip through the later stages
+  // (their forwards and input-gradient backwards, and a comm lag each way at every change of
+  // rank). Windows that overlap at most k at a time split into k chains of disjoint ones, so one
+  // chain holds ceil(n / k) of them back to back: with the forward chain before the first and the
+  // backward chain after the last, a bound on the makespan (on the rank's span: its own F and B
+  // around them). Every value only grows with layers (the room shrinks), so it bounds every
+  // completion of a suffix too.
+  const ir::Problem empty = ir::with_partition(base, model, counts);
+  const bool memory_term = base.memory.cap && base.recompute == ir::Recompute::Off && !base.cost.FB &&
+                           model.deltas_follow;
+  const bool fused = base.backward == ir::BackwardMode::Fused;
+  std::vector<double> back(static_cast<size_t>(S)), act(static_cast<size_t>(S)), stat(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) {
+    back[static_cast<size_t>(s)] = ir::cost_of(empty, fused ? ir::BW(0, s) : ir::B(0, s));
+    act[static_cast<size_t>(s)] = empty.memory.F.at(static_cast<size_t>(s));
+    stat[static_cast<size_t>(s)] = empty.memory.static_memory.at(static_cast<size_t>(s));
+  }
+  std::vector<double> back_of(static_cast<size_t>(L)), act_of(static_cast<size_t>(L)), stat_of(static_cast<size_t>(L));
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    back_of[static_cast<size_t>(i)] = k.B + (fused ? k.W : 0);
+    act_of[static_cast<size_t>(i)] = k.memory;
+    stat_of[static_cast<size_t>(i)] = k.static_memory;
+  }
+  std::vector<double> rank_static(static_cast<size_t>(pp), 0);
+  for (int32_t s = 0; s < S; ++s)
+    for (auto [r, n] : holders[static_cast<size_t>(s)])
+      rank_static[static_cast<size_t>(r)] += stat[static_cast<size_t>(s)];
+  // change[d][s]: stages s and s + 1 of direction d are on different ranks.
+  std::vector<std::vector<char>> change(static_cast<size_t>(base.num_directions()),
+                                        std::vector<char>(static_cast<size_t>(S), 0));
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s + 1 < S; ++s)
+      change[static_cast<size_t>(d)][static_cast<size_t>(s)] = base.rank_of(d, ir::StageId(s)) !=
+                                                               base.rank_of(d, ir::StageId(s + 1));
+  const bool makespan = base.objective == ir::Objective::Makespan;
+  std::vector<double> trips(static_cast<size_t>(S), 0);
+  // The area form of the same windows: at every moment the rank holds at least the activations of
+  // the windows open then, so over the time its windows can be open (after the earliest forward
+  // chain to one of its stages, before the shortest backward chain from one) its room times that
+  // time is at least the sum of a_s times the windows' lengths, over every stage of the rank.
+  std::vector<double> area(static_cast<size_t>(pp)), first_f(static_cast<size_t>(pp)), last_b(static_cast<size_t>(pp));
+  auto memory_bound = [&]() {
+    if (!memory_term) return 0.0;
+    double best = 0;
+    std::fill(area.begin(), area.end(), 0.0);
+    std::fill(first_f.begin(), first_f.end(), std::numeric_limits<double>::infinity());
+    std::fill(last_b.begin(), last_b.end(), std::numeric_limits<double>::infinity());
+    for (int32_t d = 0; d < base.num_directions(); ++d) {
+      const auto& ch = change[static_cast<size_t>(d)];
+      const double n = base.microbatches_of(d);
+      // trips[s]: the round trip after stage s; before_f / before_b: the chains up to s.
+      double trip = 0, before_f = 0, before_b = 0;
+      for (int32_t s = S - 1; s >= 0; --s) {
+        trips[static_cast<size_t>(s)] = trip;
+        trip += fwd[static_cast<size_t>(s)] + back[static_cast<size_t>(s)] +
+                (s > 0 && ch[static_cast<size_t>(s - 1)] ? 2 * base.cost.comm : 0);
+      }
+      for (int32_t s = 0; s < S; ++s) {
+        const double lag = s > 0 && ch[static_cast<size_t>(s - 1)] ? base.cost.comm : 0;
+        before_f += fwd[static_cast<size_t>(s)] + lag;
+        before_b += back[static_cast<size_t>(s)] + lag;
+        const double a = act[static_cast<size_t>(s)];
+        if (!(a > 0)) continue;
+        const ir::RankId r = base.rank_of(d, ir::StageId(s));
+        const double room = *base.stated_cap_of(r) - rank_static[static_cast<size_t>(r.value)];
+        const double k = std::floor(room / a * (1 + 1e-9));
+        if (k < 1) return std::numeric_limits<double>::infinity();  // not one microbatch fits
+        const double windows = std::ceil(n / k) * trips[static_cast<size_t>(s)];
+        best = std::max(best, makespan ? before_f + windows + before_b
+                                       : fwd[static_cast<size_t>(s)] + windows + back[static_cast<size_t>(s)]);
+        const auto z = static_cast<size_t>(r.value);
+        area[z] += a * n * trips[static_cast<size_t>(s)] / room;
+        first_f[z] = std::min(first_f[z], makespan ? before_f : fwd[static_cast<size_t>(s)]);
+        last_b[z] = std::min(last_b[z], makespan ? before_b : back[static_cast<size_t>(s)]);
+      }
+    }
+    for (int32_t r = 0; r < pp; ++r)
+      if (area[static_cast<size_t>(r)] > 0)
+        best = std::max(best, first_f[static_cast<size_t>(r)] + area[static_cast<size_t>(r)] +
+                                  last_b[static_cast<size_t>(r)]);
+    return best;
+  };
   // `end`: the layers 0..end-1 are still to place, on stages 0..s (s the next to get layers).
   auto bound_now = [&](int32_t s, int32_t end) {
-    double best = 0, head = 0;
+    double best = memory_bound(), head = 0;
+
     for (int32_t r = 0; r < pp; ++r) {
       best = std::max(best, (heads ? head : 0) + rank_work[static_cast<size_t>(r)]);
       head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
@@ -237,9 +440,18 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     sure[static_cast<size_t>(s)] += sign * ds;
     fwd[static_cast<size_t>(s)] += sign * df;
     for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += sign * m * ds;
+    if (!memory_term) return;
+    double db = 0, da = 0, dst = 0;
+    for (int32_t i = first; i < first + n; ++i)
+      db += back_of[static_cast<size_t>(i)], da += act_of[static_cast<size_t>(i)],
+          dst += stat_of[static_cast<size_t>(i)];
+    back[static_cast<size_t>(s)] += sign * db;
+    act[static_cast<size_t>(s)] += sign * da;
+    for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_static[static_cast<size_t>(r)] += sign * dst;
   };
+
   // The node problems ir::lower_bound may take: about `full_bounds` leaves' worth of actions.
-  const bool node_bounds = base.objective == ir::Objective::Makespan;
+  const bool node_bounds = base.objective == ir::Objective::Makespan && model.deltas_follow;
   int64_t node_bound_budget = full_bounds;
   // Best first at the leaves: the `full_bounds` partitions of least cheap bound get
   // ir::lower_bound; every other leaf, and every subtree cut off, keeps its cheap bound.
@@ -318,7 +530,8 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     ir::Problem q = ir::with_partition(base, model, leaf.counts);
     if (ir::validate(q).empty()) value = std::min(value, std::max(leaf.cheap, ir::lower_bound(q).value));
   }
-  out.value = std::min(limit, value);
+  // Both are below every partition's optimum; so is the larger.
+  out.value = std::max(std::min(limit, value), partition_dp_bound(base, model));
   return out;
 }
 
@@ -402,7 +615,9 @@ class Planner {
     progress_ = &progress;
     // The initial candidates: per shape (placement and stages per rank), the stated (or
     // balanced) partition and, with a model under a cap, the memory-aware ones.
-    for (const PlanShape& shape : plan_shapes(space_)) {
+    const std::vector<PlanShape> shapes = plan_shapes(space_);
+    shapes_ = shapes.size();
+    for (const PlanShape& shape : shapes) {
       const ir::Problem q = shaped(shape);
       std::vector<Counts> parts;
       if (space_.model) {
@@ -420,7 +635,7 @@ class Planner {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands_[a].bound < cands_[b].bound; });
     const double limit = o_.time_limit_s;
     const bool moves = space_.model != nullptr;
-    const double screen = limit * (moves ? kScreenShare : 1.0 - kLeftoverMin);
+    const double screen = limit * (moves ? kScreenShare : 1.0);
     size_t valid = 0;
     for (const Candidate& c : cands_) valid += c.skipped.empty();
     for (size_t k = 0; k < order.size() && !interrupted_; ++k) {
@@ -443,8 +658,6 @@ class Planner {
   }
 
  private:
-  static constexpr double kLeftoverMin = 0.0;
-
   // The stated problem at a shape: with a model, only its stage count and placement change (the
   // partition's values come later); without one, the stated per-rank values cut evenly.
   ir::Problem shaped(const PlanShape& shape) const {
@@ -458,8 +671,9 @@ class Planner {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   // What is left of the limit; deterministic runs count the shares given, not the clock.
   double rest() const {
-    if (o_.deterministic) return std::max(o_.time_limit_s - shared_, 0.0);
-    return std::max(o_.time_limit_s - elapsed(), 0.0);
+    const double limit = o_.time_limit_s * (space_.model ? 1 - kBoundShare : 1);
+    if (o_.deterministic) return std::max(limit - shared_, 0.0);
+    return std::max(limit - elapsed(), 0.0);
   }
   double objective(size_t i) const { return cands_[i].result->objective; }
 
@@ -485,7 +699,10 @@ class Planner {
     SolveOptions o = o_;
     o.progress = nullptr;
     o.time_limit_s = std::clamp(std::min(seconds, rest()), kMinTimeLimit, kMaxTimeLimit);
-    shared_ += o.time_limit_s;
+    // Deterministic runs count shares, not the clock, and a search's fixed work (incumbents,
+    // families) is not in its share: each is charged at least a twentieth of the limit, so a plan
+    // runs at most twenty searches however small their shares.
+    shared_ += o_.deterministic ? std::max(o.time_limit_s, o_.time_limit_s * kMinDeterministicCharge) : o.time_limit_s;
     o.warm_starts = std::move(warm);
     if (c.result && c.result->schedule) o.warm_starts.push_back({"plan", *c.result->schedule});
     SolveResult r = synthesize(c.problem, o);
@@ -615,10 +832,15 @@ class Planner {
         bound = std::min(bound, k.result ? k.result->lower_bound : k.bound);
         continue;
       }
+      // Half the bound's share for ir::lower_bound on the best partitions and nodes (two calls
+      // a partition, at about kBoundActionsPerSecond), half for the nodes' cheap bounds.
+      const double per_shape = o_.time_limit_s * kBoundShare / static_cast<double>(std::max<size_t>(shapes_, 1));
       const double actions = static_cast<double>(ir::num_action_slots(k.problem));
-      const auto full = static_cast<int64_t>(
-          std::clamp(kFullBoundActions / std::max(actions, 1.0), 16.0, static_cast<double>(kFullBounds)));
-      PartitionBound pb = partition_space_bound(shaped(k.shape), *space_.model, best, full, kMaxNodes);
+      const auto full = static_cast<int64_t>(std::clamp(
+          per_shape / 2 * kBoundActionsPerSecond / 2 / std::max(actions, 1.0), 4.0, static_cast<double>(kFullBounds)));
+      const auto nodes = static_cast<int64_t>(
+          std::max(1000.0, per_shape / 2 * kNodeStagesPerSecond / std::max(1, k.problem.num_stages())));
+      PartitionBound pb = partition_space_bound(shaped(k.shape), *space_.model, best, full, std::min(kMaxNodes, nodes));
       out.partitions_bounded += pb.leaves;
       out.bound_exhaustive = out.bound_exhaustive && pb.exhaustive;
       bound = std::min(bound, pb.value);
@@ -626,12 +848,18 @@ class Planner {
     // A space of one candidate (no model to cut): the plan's bound is its own (what its search proved).
     if (!space_.model && cands_.size() == 1) bound = out.solve.lower_bound;
     SolveResult& r = out.solve;
-    r.lower_bound = std::min(bound, r.objective);
+    // A valid schedule below the plan bound is a bug: the bound is dropped, never clamped to it.
+    r.lower_bound = bound;
+    if (bound > r.objective + 1e-9 * std::max(1.0, std::abs(r.objective))) {
+      r.bound_error = "a valid schedule (plan, " + format_number(r.objective) + ") is below the plan bound " +
+                      format_number(bound) + "; this is a bug in schedc, and no bound is claimed";
+      r.lower_bound = 0;
+      r.bound_reason = "none (dropped: a valid schedule was below it)";
+    }
     r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
     const bool proved = r.objective <= r.lower_bound + 1e-9 * std::max(1.0, std::abs(r.objective));
     r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
-    if (!proved && r.bound_reason.find("plan") == std::string::npos)
-      r.bound_reason = "the least bound over every plan of the space searched";
+    if (!proved && r.bound_error.empty()) r.bound_reason = "the least bound over every plan of the space searched";
     r.seconds = elapsed();
     r.interrupted = interrupted_;
     // The document's record claims what the plan proved, not what its candidate did alone.
@@ -659,6 +887,7 @@ class Planner {
   std::vector<Candidate> cands_;
   std::optional<size_t> best_;
   double shared_ = 0;
+  size_t shapes_ = 0;
   bool interrupted_ = false;
   ProgressReporter* progress_ = nullptr;
 };

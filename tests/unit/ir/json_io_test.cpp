@@ -85,7 +85,7 @@ TEST_CASE("reader errors carry the JSON path and the location") {
             .find("t.json:1:66: error: at /problem/ranks: `ranks` must be in 1..1024, got `0` [out-of-range]") !=
         std::string::npos);
   CHECK(errors_of(with("\"B0.s0\"", "\"X0.s0\"")).find("at /ranks/0/1: bad action token `X0.s0`") != std::string::npos);
-  CHECK(errors_of(with("\"version\": 1", "\"version\": 6")).find("[bad-format]") != std::string::npos);
+  CHECK(errors_of(with("\"version\": 1", "\"version\": 7")).find("[bad-format]") != std::string::npos);
   // `units` came with version 2: a version 1 document with them is not one earlier readers read.
   CHECK(errors_of(with("\"microbatches\": 1", "\"microbatches\": 1, \"units\": {\"time\": \"ms\"}"))
             .find("`units` needs version 2 of the format") != std::string::npos);
