@@ -27,6 +27,9 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   const int64_t comm = ir::to_fixed(p.cost.comm, tl.scale);
   const int64_t mscale = ir::memory_scale(p);
   ++stats.windows;
+  size_t actions = 0;
+  for (const auto& order : inc.ranks) actions += order.size();
+  stats.rlimit += kRlimitPerWindowAction * actions;
   ir::ScheduleIndex index(inc);
 
   // Zones along each rank (ASAP starts never decrease along an order, so zones are contiguous).
@@ -260,6 +263,7 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   if (literals > max_literals) return std::nullopt;
   TimeIndexedModel model(sub, horizon, false, ctx);
   ++stats.models;
+  stats.rlimit += kRlimitPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(model.stats().literals, 0));
   if (model.stats().literals > stats.largest.literals) stats.largest = model.stats();
   if (!model.feasible_horizon()) return std::nullopt;
   model.solver().set(limits);
