@@ -19,8 +19,9 @@ struct Slot {
 }  // namespace
 
 std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Timeline& tl, int64_t t0, int64_t t1,
-                                           int64_t target, int64_t grid, z3::context& ctx, const z3::params& limits,
-                                           int64_t max_literals, LnsStats& stats) {
+                                           int64_t target, int64_t grid, z3::context& ctx,
+                                           const std::function<z3::params()>& limits, int64_t max_literals,
+                                           LnsStats& stats) {
   const ir::Problem& p = inc.problem;
   const size_t R = inc.ranks.size();
   const int64_t delta = t1 - t0;  // the fixed-order part after the window that the model also times
@@ -266,7 +267,7 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   stats.rlimit += kRlimitPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(model.stats().literals, 0));
   if (model.stats().literals > stats.largest.literals) stats.largest = model.stats();
   if (!model.feasible_horizon()) return std::nullopt;
-  model.solver().set(limits);
+  model.solver().set(limits());
   z3::check_result result = model.probe(horizon);
   z3::stats st = model.solver().statistics();
   for (unsigned i = 0; i < st.size(); ++i)

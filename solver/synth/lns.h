@@ -4,6 +4,7 @@
 // it in its order, and let the SAT model reorder the window so that the whole schedule ends earlier.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include <z3++.h>
@@ -33,10 +34,12 @@ constexpr uint64_t kRlimitPerModelLiteral = 80;
 
 /// A schedule with makespan <= `target` (ticks) obtained by reordering the actions of `incumbent`
 /// that start in [t0, t1) (times of `timeline`), or nullopt. The result is verified. `grid` is
-/// the step in ticks; the SAT check runs under `limits`; windows whose model would exceed
+/// the step in ticks; the SAT check runs under the parameters `limits` returns, asked for after the
+/// model is built (so a wall-clock timeout counts the building); windows whose model would exceed
 /// `max_literals` are skipped.
 std::optional<ir::Schedule> improve_window(const ir::Schedule& incumbent, const ir::Timeline& timeline, int64_t t0,
                                            int64_t t1, int64_t target, int64_t grid, z3::context& ctx,
-                                           const z3::params& limits, int64_t max_literals, LnsStats& stats);
+                                           const std::function<z3::params()>& limits, int64_t max_literals,
+                                           LnsStats& stats);
 
 }  // namespace schedc::solver
