@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <optional>
 #include <queue>
 #include <tuple>
+#include <vector>
+
+#include "ir/schedule.h"
 
 namespace schedc::ir {
 
@@ -85,27 +90,50 @@ std::vector<int32_t> balanced_partition(const Model& model, int32_t stages) {
   return balanced_partition(stages, model.num_layers(), layer, first, last);
 }
 
+namespace {
+
+// The tick every value of `field` over the model's kinds sits on (exact_scale), or nullopt.
+std::optional<int64_t> kinds_scale(const Model& m, std::initializer_list<double LayerKind::*> fields) {
+  std::vector<double> values;
+  for (const LayerKind& k : m.kinds)
+    for (double LayerKind::*f : fields) values.push_back(k.*f);
+  return exact_scale_of(values);
+}
+
+}  // namespace
+
 StageSums stage_sums(const Model& m, int32_t stage, int32_t num_stages, int32_t first, int32_t count) {
-  StageSums out;
-  auto add = [&](const LayerKind& k) {
-    out.F += k.F, out.B += k.B, out.W += k.W;
-    out.memory += k.memory, out.static_memory += k.static_memory, out.input += k.input;
+  // Sums of the layers' values counted in their ticks, so that a stage's value is exactly the sum
+  // of its layers' decimals (a sum of doubles drifts off the tick, and validate() would refuse
+  // it). Where the kinds have no common tick (validate() refuses those anyway), plain sums.
+  const std::optional<int64_t> time = kinds_scale(m, {&LayerKind::F, &LayerKind::B, &LayerKind::W});
+  const std::optional<int64_t> memory = kinds_scale(m,
+                                                    {&LayerKind::memory, &LayerKind::static_memory, &LayerKind::input});
+  struct Sum {
+    std::optional<int64_t> scale;
+    long double ticks = 0;  // whole ticks, exact below 2^64
+    double plain = 0;
+    void add(double n, double v) {
+      if (scale) ticks += static_cast<long double>(n) * static_cast<long double>(to_fixed(v, *scale));
+      else plain += n * v;
+    }
+    double value() const { return scale ? static_cast<double>(ticks / static_cast<long double>(*scale)) : plain; }
   };
-  // Count times one kind where the run is of one kind (the usual case), so that sums of equal
-  // layers are the products the frontend always formed.
+  Sum F{time}, B{time}, W{time}, mem{memory}, stat{memory}, input{memory};
+  auto add = [&](double n, const LayerKind& k) {
+    F.add(n, k.F), B.add(n, k.B), W.add(n, k.W);
+    mem.add(n, k.memory), stat.add(n, k.static_memory), input.add(n, k.input);
+  };
   for (int32_t i = first; i < first + count;) {
     int32_t j = i;
     const int32_t kind = m.layers[static_cast<size_t>(i)];
     while (j < first + count && m.layers[static_cast<size_t>(j)] == kind) ++j;
-    const LayerKind& k = m.kinds[static_cast<size_t>(kind)];
-    const double n = j - i;
-    out.F += n * k.F, out.B += n * k.B, out.W += n * k.W;
-    out.memory += n * k.memory, out.static_memory += n * k.static_memory, out.input += n * k.input;
+    add(j - i, m.kinds[static_cast<size_t>(kind)]);
     i = j;
   }
-  if (stage == 0 && m.embedding) add(m.kinds[static_cast<size_t>(*m.embedding)]);
-  if (stage == num_stages - 1 && m.head) add(m.kinds[static_cast<size_t>(*m.head)]);
-  return out;
+  if (stage == 0 && m.embedding) add(1, m.kinds[static_cast<size_t>(*m.embedding)]);
+  if (stage == num_stages - 1 && m.head) add(1, m.kinds[static_cast<size_t>(*m.head)]);
+  return {F.value(), B.value(), W.value(), mem.value(), stat.value(), input.value()};
 }
 
 Problem with_partition(const Problem& base, const Model& model, std::span<const int32_t> layers_per_stage) {

@@ -205,7 +205,7 @@ void check_recompute(const Problem& p, size_t stages, std::vector<ProblemError>&
 }
 
 // The simulator times in ticks of 1 / time_scale and counts memory in units of 1 / memory_scale
-// (the finest decimal any value needs, at most 1e-6), in int64: every sum must stay below
+// (the finest decimal any value needs, at most 1e-15), in int64: every sum must stay below
 // kMaxFixedSum. Sums bounded from the problem alone: every start and end is at most the total of
 // all durations and lags; a rank's memory prefix sums at most the total of its deltas' magnitudes.
 void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
@@ -228,6 +228,26 @@ void check_fixed_point_sums(const Problem& p, std::vector<ProblemError>& out) {
     if (p.memory.input) mem += std::abs(static_cast<long double>(p.memory.F.at(i))) + std::abs(p.memory.input->at(i));
     for (int32_t d = 0; d < p.num_directions(); ++d) memory[p.rank_of(d, StageId(s)).index()] += m * mem;
   }
+  // Every value on one tick of its kind, or refused: a value rounded to a coarser tick can turn a
+  // peak above the cap into one at it, or a cost into zero. The message names the value no tick
+  // holds (each value alone has a tick when all together have none only past a double's digits).
+  auto off_tick = [](const std::vector<double>& values) {
+    for (double v : values)
+      if (!exact_scale_of({v})) return v;
+    return values.empty() ? 0.0 : values.front();
+  };
+  bool exact = true;
+  for (bool time : {true, false}) {
+    const std::vector<double> values = time ? time_values(p) : memory_values(p);
+    if (exact_scale_of(values)) continue;
+    exact = false;
+    out.push_back({time ? Field::CostF : Field::MemoryF, DiagKind::BadValue,
+                   std::string(time ? "the time value " : "the memory value ") + format_number(off_tick(values)) +
+                       (time ? " cannot be timed exactly" : " cannot be counted exactly") +
+                       ": it needs a tick finer than 1e-" + std::to_string(kMaxScaleExponent) +
+                       " or more digits than a double holds; state it in a finer unit or with fewer digits"});
+  }
+  if (!exact) return;
   const auto limit = static_cast<long double>(kMaxFixedSum);
   const auto tscale = static_cast<long double>(time_scale(p)), mscale = static_cast<long double>(memory_scale(p));
   if (time * tscale > limit)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace schedc::ir {
 
@@ -61,17 +62,22 @@ double dependency_lag(const Problem& p, Action from, Action to) {
   return rank_of(p, from) == rank_of(p, to) ? 0.0 : p.cost.comm;
 }
 
-int64_t exact_scale(const std::vector<double>& values) {
+std::optional<int64_t> exact_scale_of(const std::vector<double>& values) {
   int64_t scale = 1;
-  for (int k = 0; k <= 6; ++k, scale *= 10) {
+  for (int k = 0; k <= kMaxScaleExponent; ++k, scale *= 10) {
+    // An integer number of ticks up to the noise of reading a decimal into a double and scaling
+    // it (a unit or two in the last place): no value is rounded onto a coarser tick. At this
+    // tolerance a value needing more digits than a double holds (0.333333333333333333) has no tick.
     bool exact = std::all_of(values.begin(), values.end(), [&](double v) {
       double x = v * static_cast<double>(scale);
-      return std::abs(x - std::round(x)) <= 1e-9 * std::max(1.0, std::abs(x));
+      return std::abs(x - std::round(x)) <= 3 * std::numeric_limits<double>::epsilon() * std::abs(x);
     });
     if (exact) return scale;
   }
-  return 1'000'000;
+  return std::nullopt;
 }
+
+int64_t exact_scale(const std::vector<double>& values) { return exact_scale_of(values).value_or(kMaxScale); }
 
 namespace {
 
@@ -82,17 +88,17 @@ void append(std::vector<double>& out, const PerStage& v) {
 
 }  // namespace
 
-int64_t time_scale(const Problem& p) {
+std::vector<double> time_values(const Problem& p) {
   std::vector<double> v{p.cost.comm, p.cost.action_overhead, p.cost.message_overhead};
   append(v, p.cost.F);
   append(v, p.cost.B);
   append(v, p.cost.W);
   if (p.cost.FB) append(v, *p.cost.FB);
   if (p.cost.R) append(v, *p.cost.R);
-  return exact_scale(v);
+  return v;
 }
 
-int64_t memory_scale(const Problem& p) {
+std::vector<double> memory_values(const Problem& p) {
   std::vector<double> v;
   append(v, p.memory.F);
   append(v, p.memory.B);
@@ -100,8 +106,12 @@ int64_t memory_scale(const Problem& p) {
   if (p.memory.cap) append(v, *p.memory.cap);
   append(v, p.memory.static_memory);
   if (p.memory.input) append(v, *p.memory.input);
-  return exact_scale(v);
+  return v;
 }
+
+int64_t time_scale(const Problem& p) { return exact_scale(time_values(p)); }
+
+int64_t memory_scale(const Problem& p) { return exact_scale(memory_values(p)); }
 
 int64_t to_fixed(double value, int64_t scale) {
   return static_cast<int64_t>(std::llround(value * static_cast<double>(scale)));

@@ -69,9 +69,18 @@ llvm::SmallVector<Action, 3> dependencies(const Problem& p, Action a, const Sche
 /// Latency added to the dependency `from` -> `to`: `comm` when their ranks differ, else 0.
 double dependency_lag(const Problem& p, Action from, Action to);
 
-/// Fixed-point scale (a power of ten, at most 1e6) at which every given value is an integer, so
-/// that the simulator and solver compute exactly for decimal inputs.
+/// The finest tick: 1 / 10^kMaxScaleExponent. validate() refuses values no tick up to it holds.
+inline constexpr int kMaxScaleExponent = 15;
+inline constexpr int64_t kMaxScale = 1'000'000'000'000'000;
+/// Fixed-point scale (the smallest power of ten, at most kMaxScale) at which every given value is
+/// an integer (up to the precision of a double: a few units in the last place), so that the
+/// simulator and solver compute exactly for decimal inputs; nullopt when no such scale exists.
+std::optional<int64_t> exact_scale_of(const std::vector<double>& values);
+/// exact_scale_of, or kMaxScale where it has none (validated problems always have one).
 int64_t exact_scale(const std::vector<double>& values);
+/// Every time value of the problem (F, B, W, FB, R, comm, overheads), and every memory value.
+std::vector<double> time_values(const Problem& p);
+std::vector<double> memory_values(const Problem& p);
 /// Scale for every cost of the problem (F, B, W, FB, comm).
 int64_t time_scale(const Problem& p);
 /// Scale for every memory value of the problem (deltas and caps).

@@ -22,6 +22,7 @@
 // - Cap: `--cap` GiB a rank (default 72: an 80 GiB device less the framework's own).
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -54,10 +55,21 @@ struct Knobs {
   double tflops = 400, link = 25, cap = 72;
 };
 
+// Figures as a user would state them: times to the nanosecond, memory to the millionth of a GiB
+// (a problem's values must sit on a decimal tick: a ratio of FLOPs is a double of 17 digits).
+double at_ns(double ms) { return std::round(ms * 1e6) / 1e6; }
+double gib(double bytes) { return std::round(bytes / kGiB * 1e6) / 1e6; }
+
 ir::LayerKind kind(const char* name, double fwd_flops, double bwd_flops, double w_flops, double act, double stat,
                    double input, double extra_ms, const Knobs& k) {
   auto ms = [&](double flops) { return flops / (k.tflops * 1e12) * 1e3; };
-  return {name, ms(fwd_flops) + extra_ms, ms(bwd_flops) + extra_ms, ms(w_flops), act / kGiB, stat / kGiB, input / kGiB};
+  return {name,
+          at_ns(ms(fwd_flops) + extra_ms),
+          at_ns(ms(bwd_flops) + extra_ms),
+          at_ns(ms(w_flops)),
+          gib(act),
+          gib(stat),
+          gib(input)};
 }
 
 // The model of a workload in ms and GiB, per rank of its tensor-parallel group.
@@ -85,7 +97,7 @@ ir::Problem base_of(const Workload& w, const Knobs& k) {
   p.ranks = w.pp;
   p.microbatches = w.m;
   p.backward = ir::BackwardMode::Split;
-  p.cost.comm = 2 * w.seq * w.h / w.tp / (k.link * 1e9) * 1e3;
+  p.cost.comm = at_ns(2 * w.seq * w.h / w.tp / (k.link * 1e9) * 1e3);
   p.memory.cap = ir::PerStage::of(k.cap);
   p.time_unit = "ms";
   p.memory_unit = "GiB";

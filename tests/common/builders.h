@@ -63,6 +63,24 @@ inline ir::Problem two_directions(int pp, int m) {
   return p;
 }
 
+/// `p` with every time value (costs, comm, overheads) multiplied by `time` and every memory value
+/// (deltas, static, input, cap) by `memory`: the same problem stated in another unit.
+inline ir::Problem scaled(ir::Problem p, double time, double memory) {
+  auto scale = [](ir::PerStage& v, double k) {
+    v.uniform *= k;
+    for (double& x : v.values) x *= k;
+  };
+  scale(p.cost.F, time), scale(p.cost.B, time), scale(p.cost.W, time);
+  if (p.cost.FB) scale(*p.cost.FB, time);
+  if (p.cost.R) scale(*p.cost.R, time);
+  p.cost.comm *= time, p.cost.action_overhead *= time, p.cost.message_overhead *= time;
+  scale(p.memory.F, memory), scale(p.memory.B, memory), scale(p.memory.W, memory);
+  scale(p.memory.static_memory, memory);
+  if (p.memory.input) scale(*p.memory.input, memory);
+  if (p.memory.cap) scale(*p.memory.cap, memory);
+  return p;
+}
+
 /// The objective value of s (its problem's objective), or infinity when it deadlocks.
 inline double objective_of(const ir::Schedule& s) {
   const ir::SimResult sim = ir::simulate(s);

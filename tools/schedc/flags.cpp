@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/schedule.h"
 #include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 #include "support/units.h"
@@ -315,7 +316,15 @@ void ProblemFlags::apply_or_explain(frontend::Spec& spec, bool check_balance, st
   };
   // A value out of its range is the flag's error (exit 2), whatever the rest of the problem is;
   // the ranges and lengths themselves are validate()'s.
+  // So is a value no tick holds, when the flag of its kind was given (`--cost F=1e-16`).
+  const bool off_tick_time = cost && !ir::exact_scale_of(ir::time_values(p));
+  const bool off_tick_memory = memory && !ir::exact_scale_of(ir::memory_values(p));
   for (const ir::ProblemError& e : ir::validate(p)) {
+    if (e.kind == DiagKind::BadValue &&
+        ((e.field == Field::CostF && off_tick_time) || (e.field == Field::MemoryF && off_tick_memory))) {
+      error = std::string(e.field == Field::CostF ? "--cost" : "--memory") + ": " + e.message;
+      return;
+    }
     auto it = set.find(e.field);
     if (it != set.end() &&
         (e.kind == DiagKind::OutOfRange || (e.kind == DiagKind::BadValue && wrong_length(e.field)))) {

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <random>
 #include <sstream>
@@ -201,7 +202,9 @@ TEST_CASE("interleaved-zb on a grid of costs and comm: valid, never slower than 
               case 3: test::set_costs(p, 1, 2, 0); break;
               case 4: {
                 std::vector<double> f(S), b(S), w(S);
-                for (size_t s = 0; s < S; ++s) f[s] = u(rng), b[s] = u(rng), w[s] = u(rng) / 2;
+                // Costs to a thousandth: a value must sit on a decimal tick (docs/dsl.md).
+                auto draw = [&](double k) { return std::round(u(rng) * k * 1000) / 1000; };
+                for (size_t s = 0; s < S; ++s) f[s] = draw(1), b[s] = draw(1), w[s] = draw(0.5);
                 p.cost.F = PerStage::list(f);
                 p.cost.B = PerStage::list(b);
                 p.cost.W = PerStage::list(w);

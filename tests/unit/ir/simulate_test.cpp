@@ -155,5 +155,11 @@ TEST_CASE("exact_scale picks the smallest power of ten") {
   CHECK(exact_scale({1, 2, 3}) == 1);
   CHECK(exact_scale({1, 0.5}) == 10);
   CHECK(exact_scale({0.25, 1}) == 100);
-  CHECK(exact_scale({1.0 / 3}) == 1'000'000);
+  CHECK(exact_scale({1.4e-6, 4.3e-6}) == 10'000'000);
+  CHECK(exact_scale({1.5e-6, 1}) == 10'000'000);
+  CHECK(exact_scale({1e-15}) == kMaxScale);
+  // Twelve significant digits at 1e-9 are exact; seventeen, or a tick below 1e-15, have no scale.
+  CHECK(exact_scale_of({123.456789012}) == 1'000'000'000);
+  CHECK_FALSE(exact_scale_of({0.12345678901234567}).has_value());
+  CHECK_FALSE(exact_scale_of({1e-16}).has_value());
 }

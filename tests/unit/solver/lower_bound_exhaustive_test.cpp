@@ -169,9 +169,9 @@ Problem tiny_problem(test::Rng& rng) {
   p.microbatches = p.directions == 2 ? 2 : uniform(rng, 1, p.num_stages() == 1 ? 3 : 2);
   test::detail::random_custom_map(p, rng);
   p.backward = test::detail::random_backward(rng);
-  // Half units, or values that are no whole number of ticks at the finest scale (1e-6), so that
-  // rounded sums differ from sums of rounded costs.
-  static const double weird[] = {0, 1.0 / 3, 2.0 / 3, 1e-7, 3e-7, 6e-7, 1.5e-6, 4e-7, 5e-7, 1e-6, 2.5e-6, 7e-7};
+  // Half units, or values on fine ticks (seven digits, 1e-7: below the 1e-6 that once was the
+  // finest tick and rounded them), so that units and sums are timed at many scales.
+  static const double weird[] = {0, 0.3333333, 0.6666667, 1e-7, 3e-7, 6e-7, 1.5e-6, 4e-7, 5e-7, 1e-6, 2.5e-6, 7e-7};
   const bool odd = uniform(rng, 0, 1);
   auto one = [&] { return odd ? weird[uniform(rng, 0, 11)] : uniform(rng, 0, 6) * 0.5; };
   auto cost = [&] {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "ir/problem.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
 #include "solver/families/families.h"
@@ -104,11 +105,16 @@ TEST_CASE("the exact model covers only what it models") {
   mixed.memory.W = PerStage::of(-1.5);
   CHECK_FALSE(solver::exact_model_complete(mixed, &why));
 
-  // 1.0000006 is 1000001 ticks at the finest scale, but F + B rounds to 2000001, one tick less
-  // than F's and B's ticks: an overlapped unit would beat the model.
+  // A cost no tick holds (validate() refuses it) is timed at the finest tick rounded: F + B could
+  // be a tick less than F's and B's ticks, and an overlapped unit beat the model. (1.0000006, the
+  // case that once did at a finest tick of 1e-6, is exact at 1e-7 now.)
   Problem subtick = p;
   subtick.cost.F = PerStage::of(1.0000006);
   subtick.cost.B = PerStage::of(1.0000006);
+  CHECK(solver::exact_model_complete(subtick, &why));
+  subtick.cost.F = PerStage::of(0.12345678901234567);
+  subtick.cost.B = PerStage::of(0.12345678901234567);
+  CHECK_FALSE(validate(subtick).empty());
   CHECK_FALSE(solver::exact_model_complete(subtick, &why));
   CHECK(why.find("whole number of ticks") != std::string::npos);
 
