@@ -90,10 +90,12 @@ struct ExpectBlock {
   std::vector<Clause> clauses;
 };
 
-/// A top-level statement: `key = value`, `key { ... }`, `schedule = ...` or `expect { ... }`.
+/// A top-level statement: `key = value`, `key { ... }`, `key NAME { ... }` (a named block: `layer
+/// moe { ... }`), `schedule = ...` or `expect { ... }`.
 struct Stmt {
   Word key;
   std::variant<Value, Block, ScheduleValue, ExpectBlock> body;
+  std::optional<Word> name;  // NAME of `key NAME { ... }`
 };
 
 struct File {

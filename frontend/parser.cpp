@@ -92,10 +92,12 @@ class Parser {
       if (t_.kind(i) == TokenKind::Error && t_.text(i).starts_with('"')) return true;
     return false;
   }
-  // `key =` or `key {` at the start of a line: the next entry, after something left unclosed.
+  // `key =`, `key {` or `key NAME {` at the start of a line: the next entry, after something left
+  // unclosed.
   bool at_next_entry() const {
     return at_line_start() && at(TokenKind::Word) &&
-           (kind_at(1) == TokenKind::Equal || kind_at(1) == TokenKind::LBrace);
+           (kind_at(1) == TokenKind::Equal || kind_at(1) == TokenKind::LBrace ||
+            (kind_at(1) == TokenKind::Word && kind_at(2) == TokenKind::LBrace));
   }
 
   // ---- recovery ----
@@ -221,13 +223,17 @@ class Parser {
 
   // ---- statements ----
   std::optional<ast::Stmt> statement() {
-    ast::Stmt stmt{word(), Value{}};
+    ast::Stmt stmt{word(), Value{}, std::nullopt};
     std::string_view key = stmt.key.text;
     advance();
     if (key == "expect" && at(TokenKind::LBrace)) {
       stmt.body = expect_block();
       end_entry(key, false);
       return stmt;
+    }
+    if (at(TokenKind::Word) && kind_at(1) == TokenKind::LBrace) {  // `layer moe { ... }`
+      stmt.name = word();
+      advance();
     }
     if (at(TokenKind::LBrace)) {
       stmt.body = block(key);
@@ -266,7 +272,8 @@ class Parser {
       if (!swallowed_since(open_pos)) error_at(open, "the block of " + quote(owner) + " is never closed, expected `}`");
       return true;
     }
-    if (at(TokenKind::Word) && kind_at(1) == TokenKind::LBrace) {
+    if (at(TokenKind::Word) &&
+        (kind_at(1) == TokenKind::LBrace || (kind_at(1) == TokenKind::Word && kind_at(2) == TokenKind::LBrace))) {
       error_at(open,
                "the block of " + quote(owner) + " is not closed before " + quote(t_.text(pos_)) + " `{`, expected `}`");
       return true;

@@ -95,6 +95,20 @@ class Checker {
                          "unknown key " + quote(key) + (hint.empty() ? ", expected one of " + one_of(kTopKeys) : hint));
         continue;
       }
+      if (s.name) {
+        // `layer NAME { ... }`: a kind of layer; no other key takes a name.
+        if (key != "layer") {
+          cx_.report.error(DiagKind::BadValue, s.name->loc,
+                           quote(key) + " takes no name: write `" + std::string(key) + " { ... }`");
+          fail();
+          continue;
+        }
+        auto [it, fresh] = kinds_.emplace(s.name->text, &s);
+        if (!fresh)
+          sema::duplicate(cx_, quote("layer " + std::string(s.name->text)), s.name->loc, it->second->name->loc);
+        else kind_order_.push_back(&s);
+        continue;
+      }
       auto [it, fresh] = stmts_.emplace(key, &s);
       if (!fresh) sema::duplicate(cx_, quote(key), s.key.loc, it->second->key.loc);
     }
@@ -279,14 +293,17 @@ class Checker {
   // The entries of `cost { ... }` / `memory { ... }`, first of each key; unknown keys reported.
   std::vector<const ast::Entry*> block_entries(const char* key, std::span<const std::string_view> keys,
                                                const char* example) {
-    const ast::Stmt* s = find(key);
+    return block_entries(find(key), key, keys, example);
+  }
+  // The entries of statement `s` (nullptr: none), named `key` in messages.
+  std::vector<const ast::Entry*> block_entries(const ast::Stmt* s, const std::string& key,
+                                               std::span<const std::string_view> keys, const char* example) {
     if (!s) return {};
     const auto* b = std::get_if<ast::Block>(&s->body);
     if (!b) {
       const Value& v = std::get<Value>(s->body);
       cx_.report.error(DiagKind::WrongType, v.loc,
-                       quote(key) + " is a block, write `" + std::string(key) + " { " + example + " }`, got " +
-                           sema::describe(v));
+                       quote(key) + " is a block, write `" + key + " { " + example + " }`, got " + sema::describe(v));
       fail();
       return {};
     }
@@ -303,7 +320,7 @@ class Checker {
       }
       auto [it, fresh] = seen.emplace(e.key.text, e.key.loc);
       if (!fresh) {
-        sema::duplicate(cx_, quote(std::string(key) + "." + std::string(e.key.text)), e.key.loc, it->second);
+        sema::duplicate(cx_, quote(key + "." + std::string(e.key.text)), e.key.loc, it->second);
         fail();
         continue;
       }
@@ -398,14 +415,15 @@ class Checker {
     }
   };
 
-  bool part(const char* key, Part& out) {
-    const ast::Stmt* s = find(key);
+  bool part(const char* key, Part& out) { return part(find(key), key, out); }
+  // The part of statement `s` (nullptr: not given), named `key` in messages (`layer.moe`).
+  bool part(const ast::Stmt* s, const std::string& key, Part& out) {
     if (!s) return true;
     out.given = true;
-    out.loc = s->key.loc;
+    out.loc = s->name ? s->name->loc : s->key.loc;
     bool ok = true;
     for (const ast::Entry* e :
-         block_entries(key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
+         block_entries(s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
       const Value& v = e->value;
       std::string field = std::string(key) + "." + std::string(e->key.text);
       if (!v.is(Value::Kind::Number)) {
@@ -460,6 +478,78 @@ class Checker {
     return true;
   }
 
+  // The body's layers: `layers = N` (N of the one kind), or a list of kinds in model order, each
+  // item a kind's name (one layer) or `[name, N]` (N layers). Empty on an error (reported).
+  std::vector<int32_t> body_layers(const Value& v, const std::vector<std::string_view>& names) {
+    auto kind_of = [&](const Value& w) -> std::optional<int32_t> {
+      if (!w.is(Value::Kind::Word)) {
+        if (!w.is(Value::Kind::Invalid))
+          cx_.report.error(DiagKind::WrongType, w.loc,
+                           "a `model.layers` item names a layer kind, got " + sema::describe(w));
+        return std::nullopt;
+      }
+      auto it = std::find(names.begin(), names.end(), w.text);
+      if (it != names.end()) return static_cast<int32_t>(it - names.begin());
+      const std::string hint = did_you_mean_suffix(w.text, names);
+      cx_.report.error(DiagKind::BadValue, w.loc,
+                       "no layer kind " + quote(w.text) +
+                           (hint.empty()
+                                ? ": declare it as `layer " + std::string(w.text) + " { F = ...  B = ...  W = ... }`"
+                                : hint));
+      return std::nullopt;
+    };
+    std::vector<int32_t> out;
+    if (!v.is(Value::Kind::List)) {
+      auto n = sema::to_int(cx_, v, "`model.layers`", 1, 1'000'000);
+      if (n && (*n < 1 || *n > 1'000'000)) {
+        cx_.report.error(DiagKind::OutOfRange, v.loc, "`model.layers` must be in 1..1000000, got " + quote(v.text));
+        return {};
+      }
+      if (!n) return {};
+      if (names.size() != 1) {
+        cx_.report.error(DiagKind::BadValue, v.loc,
+                         "with " + std::to_string(names.size()) +
+                             " layer kinds, `model.layers` lists them in model order, e.g. `layers = [[" +
+                             std::string(names[0]) + ", 3], [" + std::string(names[1]) + ", 58]]`");
+        return {};
+      }
+      out.assign(static_cast<size_t>(*n), 0);
+      return out;
+    }
+    for (const Value& item : v.items) {
+      std::optional<int32_t> kind;
+      int32_t count = 1;
+      if (item.is(Value::Kind::List)) {
+        if (item.items.size() != 2) {
+          cx_.report.error(DiagKind::BadValue, item.loc,
+                           "a `model.layers` run is `[kind, count]`, got " + std::to_string(item.items.size()) +
+                               " items");
+          return {};
+        }
+        kind = kind_of(item.items[0]);
+        if (!kind) return {};
+        auto n = sema::to_int(cx_, item.items[1], "the count of a `model.layers` run", 1, 1'000'000);
+        if (!n) return {};
+        if (*n < 1 || *n > 1'000'000) {
+          cx_.report.error(DiagKind::OutOfRange, item.items[1].loc,
+                           "a `model.layers` run has 1..1000000 layers, got " + quote(item.items[1].text));
+          return {};
+        }
+        count = *n;
+      } else {
+        kind = kind_of(item);
+        if (!kind) return {};
+      }
+      if (out.size() + static_cast<size_t>(count) > 1'000'000) {
+        cx_.report.error(DiagKind::OutOfRange, item.loc, "`model.layers` holds more than 1000000 layers");
+        return {};
+      }
+      out.insert(out.end(), static_cast<size_t>(count), *kind);
+    }
+    if (out.empty()) cx_.report.error(DiagKind::BadValue, v.loc, "`model.layers` lists no layers");
+    return out;
+  }
+
   void model() {
     const ast::Stmt* m = find(ir::Field::Model);
     if (!m) {
@@ -469,45 +559,70 @@ class Checker {
                            quote(k) + " describes a model's layers: it needs `model { layers = N }` beside it");
           fail();
         }
+      for (const ast::Stmt* s : kind_order_) {
+        cx_.report.error(DiagKind::MissingKey, s->key.loc,
+                         "`layer " + std::string(s->name->text) +
+                             "` describes a model's layers: it needs `model { layers = [...] }` beside it");
+        fail();
+      }
       return;
     }
-    std::optional<int32_t> layers;
+    const Value* layers_value = nullptr;
     const Value* partition = nullptr;
     for (const ast::Entry* e : block_entries("model", kModelKeys, "layers = 32  partition = balanced")) {
-      if (e->key.text == "layers") {
-        layers = sema::to_int(cx_, e->value, "`model.layers`", 1, 1'000'000);
-        if (layers && (*layers < 1 || *layers > 1'000'000)) {
-          cx_.report.error(DiagKind::OutOfRange, e->value.loc,
-                           "`model.layers` must be in 1..1000000, got " + quote(e->value.text));
-          layers.reset();
-        }
-        if (!layers) return fail();
-        cx_.spec.given[ir::Field::Model] = e->value.loc;
-      } else {
-        partition = &e->value;
-      }
+      if (e->key.text == "layers") layers_value = &e->value;
+      else partition = &e->value;
     }
-    if (!layers) {
+    if (!layers_value) {
       cx_.report.error(DiagKind::MissingKey, m->key.loc, "`model` needs `layers`, e.g. `model { layers = 32 }`");
       return fail();
     }
-    Part layer, embedding, head;
-    if (!part("layer", layer) || !part("embedding", embedding) || !part("head", head)) return fail();
-    if (!layer.given) {
+    // The kinds: `layer { ... }` (named `layer`), then `layer NAME { ... }` in the order written.
+    std::vector<std::string_view> names;
+    std::vector<Part> kinds;
+    if (const ast::Stmt* s = find("layer")) {
+      if (kinds_.count("layer")) {
+        sema::duplicate(cx_, "`layer`", kinds_.at("layer")->name->loc, s->key.loc);
+        return fail();
+      }
+      names.push_back("layer");
+      kinds.emplace_back();
+      if (!part(s, "layer", kinds.back())) return fail();
+    }
+    for (const ast::Stmt* s : kind_order_) {
+      names.push_back(s->name->text);
+      kinds.emplace_back();
+      if (!part(s, "layer." + std::string(s->name->text), kinds.back())) return fail();
+    }
+    Part embedding, head;
+    if (!part("embedding", embedding) || !part("head", head)) return fail();
+    if (kinds.empty()) {
       cx_.report.error(DiagKind::MissingKey, m->key.loc,
                        "`model` needs `layer { F = ...  B = ...  W = ... }`: the cost of one layer");
       return fail();
     }
-    for (const char* k : {"F", "B", "W"})
-      if (!layer.values.count(k)) {
-        cx_.report.error(DiagKind::MissingKey, layer.loc,
-                         std::string("`layer` needs `") + k + "`, the layer's " +
-                             (k[0] == 'F'   ? "forward"
-                              : k[0] == 'B' ? "input-gradient backward"
-                                            : "weight-gradient backward") +
-                             " time");
+    for (size_t i = 0; i < kinds.size(); ++i)
+      for (const char* k : {"F", "B", "W"})
+        if (!kinds[i].values.count(k)) {
+          const std::string name = names[i] == "layer" ? "layer" : "layer " + std::string(names[i]);
+          cx_.report.error(DiagKind::MissingKey, kinds[i].loc,
+                           quote(name) + " needs `" + k + "`, the layer's " +
+                               (k[0] == 'F'   ? "forward"
+                                : k[0] == 'B' ? "input-gradient backward"
+                                              : "weight-gradient backward") +
+                               " time");
+          return fail();
+        }
+    const std::vector<int32_t> body = body_layers(*layers_value, names);
+    if (body.empty()) return fail();
+    for (size_t i = 0; i < kinds.size(); ++i)
+      if (std::find(body.begin(), body.end(), static_cast<int32_t>(i)) == body.end()) {
+        cx_.report.error(DiagKind::BadValue, kinds[i].loc,
+                         "layer kind " + quote(names[i]) + " is declared but `model.layers` never uses it");
         return fail();
       }
+    const int32_t layers = static_cast<int32_t>(body.size());
+    cx_.spec.given[ir::Field::Model] = layers_value->loc;
     // What the model derives may not be written again.
     using ir::Field;
     for (Field f : {Field::CostF, Field::CostB, Field::CostW, Field::MemoryF, Field::MemoryStatic})
@@ -519,20 +634,40 @@ class Checker {
       }
     const Unit* time_unit = nullptr;
     const Unit* memory_unit = nullptr;
-    if (!part_units({&layer, &embedding, &head}, {"F", "B", "W"}, "times", time_unit) ||
-        !part_units({&layer, &embedding, &head}, {"memory", "static"}, "memory values", memory_unit))
+    std::vector<Part*> parts{&embedding, &head};
+    for (Part& k : kinds) parts.push_back(&k);
+    if (!part_units(parts, {"F", "B", "W"}, "times", time_unit) ||
+        !part_units(parts, {"memory", "static"}, "memory values", memory_unit))
       return fail();
+    // The model itself, in the units of its blocks; complete() expresses it in the problem's.
+    ir::Model model;
+    auto kind = [&](std::string_view name, const Part& x) {
+      model.kinds.push_back({std::string(name), x.at("F"), x.at("B"), x.at("W"), x.at("memory"), x.at("static"), 0});
+      return static_cast<int32_t>(model.kinds.size() - 1);
+    };
+    for (size_t i = 0; i < kinds.size(); ++i) kind(names[i], kinds[i]);
+    model.layers = body;
+    if (embedding.given) model.embedding = kind("embedding", embedding);
+    if (head.given) model.head = kind("head", head);
+    model.deltas_follow = !cx_.spec.is_given(Field::MemoryB) && !cx_.spec.is_given(Field::MemoryW);
 
     const int32_t S = p_.num_stages();
     std::vector<int32_t> counts;
     const bool automatic = partition && partition->is(Value::Kind::Word) && partition->text == "auto";
     if (!partition || automatic || (partition->is(Value::Kind::Word) && partition->text == "balanced")) {
-      auto total = [](const Part& x) { return x.at("F") + x.at("B") + x.at("W"); };
-      counts = ir::balanced_partition(S, *layers, total(layer), total(embedding), total(head));
+      counts = ir::balanced_partition(model, S);
+    } else if (partition->is(Value::Kind::String)) {
+      std::string error;
+      auto parsed = ir::parse_megatron_layout(partition->string, model, S, error);
+      if (!parsed) {
+        cx_.report.error(DiagKind::BadValue, partition->loc, "`model.partition` as a Megatron-Core layout: " + error);
+        return fail();
+      }
+      counts = std::move(*parsed);
     } else if (partition->is(Value::Kind::List)) {
       int64_t sum = 0;
       for (const Value& item : partition->items) {
-        auto n = sema::to_int(cx_, item, "a `model.partition` entry", 0, *layers);
+        auto n = sema::to_int(cx_, item, "a `model.partition` entry", 0, layers);
         if (!n) return fail();
         if (*n < 0) {
           cx_.report.error(DiagKind::OutOfRange, item.loc, "a stage runs 0 or more layers, got " + quote(item.text));
@@ -541,36 +676,30 @@ class Checker {
         counts.push_back(*n);
         sum += *n;
       }
-      if (counts.size() != static_cast<size_t>(S) || sum != *layers) {
+      if (counts.size() != static_cast<size_t>(S) || sum != layers) {
         cx_.report.error(DiagKind::BadValue, partition->loc,
                          "`model.partition` lists the layers of each stage: " + std::to_string(S) +
-                             " numbers summing to " + std::to_string(*layers) + ", got " +
+                             " numbers summing to " + std::to_string(layers) + ", got " +
                              std::to_string(counts.size()) + " summing to " + std::to_string(sum));
         return fail();
       }
     } else {
       if (!partition->is(Value::Kind::Invalid))
         cx_.report.error(DiagKind::WrongType, partition->loc,
-                         "`model.partition` needs `balanced`, `auto` or a list of layers per stage, got " +
+                         "`model.partition` needs `balanced`, `auto`, a list of layers per stage or a Megatron-Core "
+                         "layout string, got " +
                              sema::describe(*partition) +
                              did_you_mean_suffix(partition->text, std::array<std::string_view, 2>{"balanced", "auto"}));
       return fail();
     }
     // Per stage: its layers, the embedding on the first, the head on the last.
-    auto per_stage = [&](const char* key) {
-      std::vector<double> v(static_cast<size_t>(S));
-      for (int32_t s = 0; s < S; ++s)
-        v[static_cast<size_t>(s)] = counts[static_cast<size_t>(s)] * layer.at(key) + (s == 0 ? embedding.at(key) : 0) +
-                                    (s == S - 1 ? head.at(key) : 0);
-      bool uniform = std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
-      return uniform ? ir::PerStage::of(v[0]) : ir::PerStage::list(std::move(v));
-    };
+    const ir::Problem derived = ir::with_partition(p_, model, counts);
     SourceLoc at = cx_.spec.loc_of(Field::Model);
-    p_.cost.F = per_stage("F");
-    p_.cost.B = per_stage("B");
-    p_.cost.W = per_stage("W");
-    p_.memory.F = per_stage("memory");
-    p_.memory.static_memory = per_stage("static");
+    p_.cost.F = derived.cost.F;
+    p_.cost.B = derived.cost.B;
+    p_.cost.W = derived.cost.W;
+    p_.memory.F = derived.memory.F;
+    p_.memory.static_memory = derived.memory.static_memory;
     for (Field f : {Field::CostF, Field::CostB, Field::CostW}) {
       cx_.spec.given[f] = at;
       if (time_unit) cx_.spec.units[f] = std::string(time_unit->name);
@@ -584,17 +713,6 @@ class Checker {
     cx_.spec.has_head = head.given;
     cx_.spec.partition_auto = automatic;
     if (partition) cx_.spec.partition_loc = partition->loc;
-    // The model itself for the plan layer, in the units of its blocks; complete() expresses it in
-    // the problem's.
-    ir::Model model;
-    auto kind = [&](const char* name, const Part& x) {
-      model.kinds.push_back({name, x.at("F"), x.at("B"), x.at("W"), x.at("memory"), x.at("static"), 0});
-      return static_cast<int32_t>(model.kinds.size() - 1);
-    };
-    model.layers.assign(static_cast<size_t>(*layers), kind("layer", layer));
-    if (embedding.given) model.embedding = kind("embedding", embedding);
-    if (head.given) model.head = kind("head", head);
-    model.deltas_follow = !cx_.spec.is_given(Field::MemoryB) && !cx_.spec.is_given(Field::MemoryW);
     model_time_unit_ = time_unit;
     model_memory_unit_ = memory_unit;
     cx_.spec.model = std::move(model);
@@ -701,6 +819,9 @@ class Checker {
   const Unit* model_time_unit_ = nullptr;    // the unit the model blocks' times were written in
   const Unit* model_memory_unit_ = nullptr;  // and their memory values
   std::map<std::string_view, const ast::Stmt*> stmts_;
+  // `layer NAME { ... }` by name, and in the order written.
+  std::map<std::string_view, const ast::Stmt*> kinds_;
+  std::vector<const ast::Stmt*> kind_order_;
   std::set<std::string> suggested_;  // keys offered as "did you mean" for unknown keys
 };
 

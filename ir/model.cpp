@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <queue>
@@ -25,6 +26,18 @@ int64_t room(int32_t s, int32_t stages, double layer, double first, double last,
   if (left < -1e-9 * std::max(1.0, std::abs(t))) return -1;
   if (layer <= 0) return layers;
   return static_cast<int64_t>(std::floor(left / layer + 1e-9));
+}
+
+}  // namespace
+
+namespace {
+
+// The tick every value of `field` over the model's kinds sits on (exact_scale), or nullopt.
+std::optional<int64_t> kinds_scale(const Model& m, std::initializer_list<double LayerKind::*> fields) {
+  std::vector<double> values;
+  for (const LayerKind& k : m.kinds)
+    for (double LayerKind::*f : fields) values.push_back(k.*f);
+  return exact_scale_of(values);
 }
 
 }  // namespace
@@ -83,24 +96,58 @@ namespace {
 double total(const LayerKind& k) { return k.F + k.B + k.W; }
 }  // namespace
 
+namespace {
+
+// The mixed-kind balanced partition: bisect the slowest stage's time in ticks, each candidate
+// checked by filling the stages from the last back (the most layers a stage can take is optimal
+// for the stages before it).
+std::vector<int32_t> balanced_mixed(const Model& model, int32_t stages) {
+  const int64_t scale = kinds_scale(model, {&LayerKind::F, &LayerKind::B, &LayerKind::W}).value_or(1'000'000);
+  auto ticks = [&](int32_t kind) {
+    const LayerKind& k = model.kinds[static_cast<size_t>(kind)];
+    return to_fixed(k.F, scale) + to_fixed(k.B, scale) + to_fixed(k.W, scale);
+  };
+  std::vector<int64_t> cost;
+  for (int32_t kind : model.layers) cost.push_back(ticks(kind));
+  const int64_t first = model.embedding ? ticks(*model.embedding) : 0;
+  const int64_t last = model.head ? ticks(*model.head) : 0;
+  std::vector<int32_t> out(static_cast<size_t>(stages), 0);
+  // Fills from the back under t; false when the first stage ends above t.
+  auto fill = [&](int64_t t, std::vector<int32_t>& counts) {
+    std::fill(counts.begin(), counts.end(), 0);
+    size_t left = cost.size();
+    for (int32_t s = stages - 1; s >= 1; --s) {
+      int64_t load = s == stages - 1 ? last : 0;
+      if (load > t) return false;
+      while (left > 0 && load + cost[left - 1] <= t) load += cost[--left], ++counts[static_cast<size_t>(s)];
+    }
+    int64_t load = first + (stages == 1 ? last : 0);
+    for (size_t i = 0; i < left; ++i) load += cost[i];
+    counts[0] = static_cast<int32_t>(left);
+    return load <= t;
+  };
+  int64_t lo = 0, hi = first + last;
+  for (int64_t c : cost) hi += c;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (fill(mid, out)) hi = mid;
+    else lo = mid + 1;
+  }
+  fill(lo, out);
+  return out;
+}
+
+}  // namespace
+
 std::vector<int32_t> balanced_partition(const Model& model, int32_t stages) {
+  if (stages > 0 &&
+      std::adjacent_find(model.layers.begin(), model.layers.end(), std::not_equal_to<>()) != model.layers.end())
+    return balanced_mixed(model, stages);
   const double layer = model.layers.empty() ? 0 : total(model.kinds[static_cast<size_t>(model.layers[0])]);
   const double first = model.embedding ? total(model.kinds[static_cast<size_t>(*model.embedding)]) : 0;
   const double last = model.head ? total(model.kinds[static_cast<size_t>(*model.head)]) : 0;
   return balanced_partition(stages, model.num_layers(), layer, first, last);
 }
-
-namespace {
-
-// The tick every value of `field` over the model's kinds sits on (exact_scale), or nullopt.
-std::optional<int64_t> kinds_scale(const Model& m, std::initializer_list<double LayerKind::*> fields) {
-  std::vector<double> values;
-  for (const LayerKind& k : m.kinds)
-    for (double LayerKind::*f : fields) values.push_back(k.*f);
-  return exact_scale_of(values);
-}
-
-}  // namespace
 
 StageSums stage_sums(const Model& m, int32_t stage, int32_t num_stages, int32_t first, int32_t count) {
   // Sums of the layers' values counted in their ticks, so that a stage's value is exactly the sum
@@ -159,6 +206,154 @@ Problem with_partition(const Problem& base, const Model& model, std::span<const 
   if (model.deltas_follow) p.memory.B = p.memory.W = per_stage(&StageSums::memory, -0.5);
   if (model.derive_input) p.memory.input = per_stage(&StageSums::input);
   return p;
+}
+
+namespace {
+
+constexpr size_t kMaxLayoutSymbols = 4'000'000;
+
+// Expands repetitions: the symbols E t m L and | in order, or false with `error`.
+bool expand_layout(std::string_view text, size_t& pos, int depth, std::string& out, std::string& error) {
+  auto at = [&](size_t i) { return "at character " + std::to_string(i + 1); };
+  while (pos < text.size()) {
+    const char c = text[pos];
+    if (c == ',' || c == ' ') {
+      ++pos;
+      continue;
+    }
+    if (c == ')') return true;
+    std::string item;
+    const size_t start = pos;
+    if (c == '(') {
+      if (depth >= 16) return error = "the layout nests `(` more than 16 deep", false;
+      ++pos;
+      if (!expand_layout(text, pos, depth + 1, item, error)) return false;
+      if (pos >= text.size()) return error = "the `(` " + at(start) + " is never closed", false;
+      ++pos;  // ')'
+    } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
+      item = std::string(1, c);
+      ++pos;
+    } else {
+      return error = "unexpected `" + std::string(1, c) + "` " + at(pos) +
+                     ": a layout has `E`, `t`, `m`, `L`, `|`, `*N`, `(...)` and `,`",
+             false;
+    }
+    int64_t times = 1;
+    if (pos < text.size() && text[pos] == '*') {
+      const size_t star = pos++;
+      if (pos >= text.size() || text[pos] < '0' || text[pos] > '9')
+        return error = "`*` " + at(star) + " needs a count", false;
+      times = 0;
+      while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+        times = times * 10 + (text[pos++] - '0');
+        if (times > static_cast<int64_t>(kMaxLayoutSymbols)) return error = "the layout is too long", false;
+      }
+    }
+    if (static_cast<int64_t>(out.size()) + times * static_cast<int64_t>(item.size()) >
+        static_cast<int64_t>(kMaxLayoutSymbols))
+      return error = "the layout is too long (more than " + std::to_string(kMaxLayoutSymbols) + " symbols)", false;
+    for (int64_t k = 0; k < times; ++k) out += item;
+  }
+  return true;
+}
+
+bool is_mtp(const Model& m, int32_t kind) { return m.kinds[static_cast<size_t>(kind)].name == "mtp"; }
+
+}  // namespace
+
+std::optional<std::vector<int32_t>> parse_megatron_layout(std::string_view layout, const Model& model, int32_t stages,
+                                                          std::string& error) {
+  std::string symbols;
+  size_t pos = 0;
+  if (!expand_layout(layout, pos, 0, symbols, error)) return std::nullopt;
+  if (pos < layout.size()) {
+    error = "unexpected `)` at character " + std::to_string(pos + 1);
+    return std::nullopt;
+  }
+  std::vector<std::string> parts{""};
+  for (char c : symbols)
+    if (c == '|') parts.emplace_back();
+    else parts.back() += c;
+  if (parts.size() != static_cast<size_t>(stages)) {
+    error = "the layout has " + std::to_string(parts.size()) + " stages, the problem " + std::to_string(stages) +
+            " (ranks x stages_per_rank)";
+    return std::nullopt;
+  }
+  std::vector<int32_t> counts;
+  size_t next = 0;  // the next body layer
+  for (size_t s = 0; s < parts.size(); ++s) {
+    int32_t n = 0;
+    const std::string& part = parts[s];
+    for (size_t i = 0; i < part.size(); ++i) {
+      const char c = part[i];
+      const std::string where = "stage " + std::to_string(s);
+      if (c == 'E') {
+        if (s != 0 || i != 0) {
+          error = where + " holds `E`: the embedding runs first, on stage 0";
+          return std::nullopt;
+        }
+        continue;
+      }
+      if (c == 'L') {
+        if (s + 1 != parts.size() || i + 1 != part.size()) {
+          error = where + " holds `L`: the loss and output head run last, on stage " + std::to_string(stages - 1);
+          return std::nullopt;
+        }
+        continue;
+      }
+      if (next >= model.layers.size()) {
+        error = where + " holds more layers than the model's " + std::to_string(model.layers.size());
+        return std::nullopt;
+      }
+      const bool mtp = is_mtp(model, model.layers[next]);
+      if ((c == 'm') != mtp) {
+        error = where + " holds `" + std::string(1, c) + "` where the model's layer " + std::to_string(next) +
+                " is of kind `" + model.kinds[static_cast<size_t>(model.layers[next])].name + "` (`" +
+                (mtp ? "m" : "t") + "` in a layout)";
+        return std::nullopt;
+      }
+      ++next, ++n;
+    }
+    counts.push_back(n);
+  }
+  if (next != model.layers.size()) {
+    error = "the layout holds " + std::to_string(next) + " layers, the model " + std::to_string(model.layers.size());
+    return std::nullopt;
+  }
+  return counts;
+}
+
+std::string megatron_layout(const Model& model, std::span<const int32_t> layers_per_stage) {
+  std::vector<std::string> parts;
+  size_t next = 0;
+  const size_t S = layers_per_stage.size();
+  for (size_t s = 0; s < S; ++s) {
+    std::string part = s == 0 && model.embedding ? "E" : "";
+    for (int32_t i = 0; i < layers_per_stage[s];) {
+      const char c = is_mtp(model, model.layers[next]) ? 'm' : 't';
+      int32_t run = 0;
+      while (i < layers_per_stage[s] && (is_mtp(model, model.layers[next]) ? 'm' : 't') == c) ++run, ++i, ++next;
+      part += c;
+      if (run > 1) part += "*" + std::to_string(run);
+    }
+    if (s + 1 == S && model.head) part += "L";
+    parts.push_back(std::move(part));
+  }
+  // Runs of equal stages (the last one aside, which has no `|` after it) as `(X|)*N`.
+  std::string out;
+  for (size_t s = 0; s < S;) {
+    size_t e = s + 1;
+    while (e + 1 < S && parts[e] == parts[s]) ++e;
+    if (e - s > 1 && s + 1 < S) {
+      out += "(" + parts[s] + "|)*" + std::to_string(e - s);
+    } else {
+      out += parts[s];
+      if (s + 1 < S) out += "|";
+      e = s + 1;
+    }
+    s = e;
+  }
+  return out;
 }
 
 }  // namespace schedc::ir

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/problem.h"
@@ -62,8 +63,21 @@ Problem with_partition(const Problem& base, const Model& model, std::span<const 
 /// stage (the later one on ties), so equal stages differ by at most one layer. Deterministic.
 std::vector<int32_t> balanced_partition(int32_t stages, int32_t layers, double layer, double first, double last);
 
-/// `balanced_partition` for a model with one body kind: its F + B + W per layer, the embedding's
-/// and the head's.
+/// `balanced_partition` of a model: with one body kind, the counts above (its F + B + W per layer,
+/// the embedding's and the head's). With several kinds, the contiguous cut whose slowest stage is
+/// as fast as possible (exact, on the values' tick), the later stages filled first: from the last
+/// stage back, each takes as many layers as fit under that optimum, the first stage the rest.
 std::vector<int32_t> balanced_partition(const Model& model, int32_t stages);
+
+/// Megatron-Core's `--pipeline-model-parallel-layout`: the stages in model order separated by `|`,
+/// `E` the embedding (stage 0 only), `L` the loss and output head (the last stage only, last), `t`
+/// a decoder layer (any body layer whose kind is not named `mtp`), `m` a multi-token-prediction
+/// layer (kind `mtp`), `X*N` and `(...)*N` repetition, `,` and spaces ignored: "Et*3|(tt|)*29,m|L".
+/// The layers per stage of `model` that `layout` states for `stages` stages, or nullopt with
+/// `error` saying what does not match.
+std::optional<std::vector<int32_t>> parse_megatron_layout(std::string_view layout, const Model& model, int32_t stages,
+                                                          std::string& error);
+/// The layout of `layers_per_stage` in that notation (runs as `t*N`, repeated stages as `(...|)*N`).
+std::string megatron_layout(const Model& model, std::span<const int32_t> layers_per_stage);
 
 }  // namespace schedc::ir

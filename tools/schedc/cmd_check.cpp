@@ -5,6 +5,7 @@
 
 #include "codegen/runtime_config.h"
 #include "ir/json_io.h"
+#include "ir/model.h"
 #include "support/numbers.h"
 #include "tools/schedc/commands.h"
 #include "tools/schedc/driver.h"
@@ -28,6 +29,10 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   if (spec.partition_auto)
     os << "  partition = auto: the solve chooses each stage's layers; it starts from the balanced partition:\n";
   if (!spec.layers_per_stage.empty()) stage_table(os, spec.problem, spec.layers_per_stage);
+  // The same partition as Megatron-Core states it (its stages run looped: stage s on rank s mod pp).
+  if (spec.model && !spec.layers_per_stage.empty() && p.placement == ir::PlacementKind::Looped)
+    os << "  megatron layout: --pipeline-model-parallel-layout \""
+       << ir::megatron_layout(*spec.model, spec.layers_per_stage) << "\"\n";
   return os.str();
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ir/lower_bound.h"
+#include "ir/model.h"
 #include "profile/profile.h"
 #include "solver/families/families.h"
 #include "solver/synth/plan.h"
@@ -241,6 +242,9 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   }
   in.spec.problem = plan.problem;
   if (space->model) in.spec.layers_per_stage = plan.layers_per_stage;
+  if (space->model && plan.problem.placement == ir::PlacementKind::Looped && !plan.layers_per_stage.empty())
+    std::cerr << "  megatron layout: --pipeline-model-parallel-layout \""
+              << ir::megatron_layout(*space->model, plan.layers_per_stage) << "\"\n";
   auto sched = solved(s, in, plan.solve);
   if (sched && space->model) {
     sched->layers_per_stage = plan.layers_per_stage;

@@ -119,3 +119,186 @@ TEST_CASE("model: errors") {
   CHECK(d.kind == DiagKind::WrongType);
   CHECK(d.message.find("did you mean `balanced`?") != std::string::npos);
 }
+
+namespace {
+
+// The least largest stage time over every contiguous cut of a mixed-kind model (brute force).
+int64_t brute_force_mixed(const std::vector<int64_t>& cost, int32_t stages, int64_t first, int64_t last) {
+  const int32_t n = static_cast<int32_t>(cost.size());
+  int64_t best = INT64_MAX;
+  std::function<void(int32_t, int32_t, int64_t)> go = [&](int32_t s, int32_t from, int64_t worst) {
+    if (s == stages - 1) {
+      int64_t load = last + (s == 0 ? first : 0);
+      for (int32_t i = from; i < n; ++i) load += cost[static_cast<size_t>(i)];
+      best = std::min(best, std::max(worst, load));
+      return;
+    }
+    int64_t load = s == 0 ? first : 0;
+    for (int32_t to = from; to <= n; ++to) {
+      go(s + 1, to, std::max(worst, load));
+      if (to < n) load += cost[static_cast<size_t>(to)];
+    }
+  };
+  go(0, 0, 0);
+  return best;
+}
+
+ir::Model random_mixed(std::mt19937& rng, int32_t layers) {
+  ir::Model m;
+  const int kinds = std::uniform_int_distribution<int>(2, 3)(rng);
+  for (int k = 0; k < kinds; ++k) {
+    const double f = std::uniform_int_distribution<int>(1, 9)(rng);
+    m.kinds.push_back({k == 2 ? "mtp" : "kind" + std::to_string(k), f, f + 1, f / 2, 1, 0, 0});
+  }
+  for (int32_t i = 0; i < layers; ++i) m.layers.push_back(std::uniform_int_distribution<int>(0, kinds - 1)(rng));
+  m.layers[0] = 0, m.layers[1] = 1;  // at least two kinds
+  if (std::uniform_int_distribution<int>(0, 1)(rng)) {
+    m.kinds.push_back({"embedding", 0.5, 0.5, 0.5, 0, 0, 0});
+    m.embedding = static_cast<int32_t>(m.kinds.size() - 1);
+  }
+  if (std::uniform_int_distribution<int>(0, 1)(rng)) {
+    m.kinds.push_back({"head", 7, 7, 7, 0, 0, 0});
+    m.head = static_cast<int32_t>(m.kinds.size() - 1);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("balanced partition of a mixed-kind model: the optimal slowest stage, later stages filled first") {
+  std::mt19937 rng(28);
+  for (int round = 0; round < 300; ++round) {
+    const int32_t layers = std::uniform_int_distribution<int>(2, 9)(rng);
+    const int32_t stages = std::uniform_int_distribution<int>(1, 4)(rng);
+    const ir::Model m = random_mixed(rng, layers);
+    // Ticks of 1/10 (the halves of W).
+    auto ticks = [&](int32_t k) {
+      const ir::LayerKind& x = m.kinds[static_cast<size_t>(k)];
+      return static_cast<int64_t>(std::llround((x.F + x.B + x.W) * 10));
+    };
+    std::vector<int64_t> cost;
+    for (int32_t k : m.layers) cost.push_back(ticks(k));
+    const int64_t first = m.embedding ? ticks(*m.embedding) : 0, last = m.head ? ticks(*m.head) : 0;
+    const std::vector<int32_t> counts = balanced_partition(m, stages);
+    CAPTURE(round);
+    REQUIRE(counts.size() == static_cast<size_t>(stages));
+    int64_t worst = 0, placed = 0;
+    for (int32_t s = 0; s < stages; ++s) {
+      int64_t load = (s == 0 ? first : 0) + (s == stages - 1 ? last : 0);
+      for (int32_t i = 0; i < counts[static_cast<size_t>(s)]; ++i) load += cost[static_cast<size_t>(placed++)];
+      worst = std::max(worst, load);
+    }
+    CHECK(placed == layers);
+    CHECK(worst == brute_force_mixed(cost, stages, first, last));
+    // The stage sums are exact: the problem of this partition validates.
+    ir::Problem base;
+    base.ranks = stages;
+    base.microbatches = 2;
+    CHECK(ir::validate(ir::with_partition(base, m, counts)).empty());
+  }
+}
+
+TEST_CASE("Megatron-Core layouts: written and read back to the same partition") {
+  std::mt19937 rng(29);
+  for (int round = 0; round < 300; ++round) {
+    const int32_t layers = std::uniform_int_distribution<int>(2, 12)(rng);
+    const int32_t stages = std::uniform_int_distribution<int>(1, 6)(rng);
+    const ir::Model m = random_mixed(rng, layers);
+    std::vector<int32_t> counts(static_cast<size_t>(stages), 0);
+    for (int32_t i = 0; i < layers; ++i)
+      ++counts[static_cast<size_t>(std::uniform_int_distribution<int>(0, stages - 1)(rng))];
+    const std::string layout = ir::megatron_layout(m, counts);
+    CAPTURE(layout);
+    std::string error;
+    auto back = ir::parse_megatron_layout(layout, m, stages, error);
+    REQUIRE_MESSAGE(back, error);
+    CHECK(*back == counts);
+  }
+}
+
+TEST_CASE("Megatron-Core layouts: DeepSeek-V3's, and what does not match the model") {
+  ir::Model m;
+  m.kinds = {{"dense", 1, 1, 1, 0, 0, 0},
+             {"moe", 2, 2, 2, 0, 0, 0},
+             {"mtp", 1, 1, 1, 0, 0, 0},
+             {"embedding", 1, 1, 1, 0, 0, 0},
+             {"head", 1, 1, 1, 0, 0, 0}};
+  m.layers.assign(3, 0);
+  m.layers.insert(m.layers.end(), 58, 1);
+  m.layers.push_back(2);
+  m.embedding = 3, m.head = 4;
+  std::string error;
+  auto counts = ir::parse_megatron_layout("Et*3|(tt|)*29,m|L", m, 32, error);
+  REQUIRE_MESSAGE(counts, error);
+  std::vector<int32_t> expected(32, 2);
+  expected[0] = 3, expected[30] = 1, expected[31] = 0;
+  CHECK(*counts == expected);
+  CHECK(ir::megatron_layout(m, *counts) == "Et*3|(t*2|)*29m|L");
+  auto refused = [&](std::string_view layout, int32_t stages) {
+    error.clear();
+    CHECK_FALSE(ir::parse_megatron_layout(layout, m, stages, error));
+    return error;
+  };
+  CHECK(refused("Et*3|(tt|)*29,m|L", 30) == "the layout has 32 stages, the problem 30 (ranks x stages_per_rank)");
+  CHECK(refused("Et*3|(tt|)*29,t|L", 32) ==
+        "stage 30 holds `t` where the model's layer 61 is of kind `mtp` (`m` in a layout)");
+  CHECK(refused("t*3E|(tt|)*29,m|L", 32) == "stage 0 holds `E`: the embedding runs first, on stage 0");
+  CHECK(refused("Et*3|(tt|)*29,Lm|", 32).find("holds `L`") != std::string::npos);
+  CHECK(refused("Et*3|(tt|)*30,m|L", 32).find("the layout has 33 stages") != std::string::npos);
+  CHECK(refused("Et*3|(tt|*29,m|L", 32).find("is never closed") != std::string::npos);
+  CHECK(refused("Et*3|(tt|)*29,m|L)", 32) == "unexpected `)` at character 18");
+  CHECK(refused("Et*|L", 2) == "`*` at character 3 needs a count");
+  CHECK(refused("(t*99999999)*99999999", 1).find("too long") != std::string::npos);
+}
+
+TEST_CASE("model: layers of several kinds") {
+  Spec s = SPEC_OF("ranks = 2\nmicrobatches = 4\n"
+                   "model { layers = [[dense, 2], moe, [moe, 2]]  partition = \"Et*2|t*3L\" }\n"
+                   "layer dense { F = 1ms  B = 1ms  W = 1ms  memory = 1GiB }\n"
+                   "layer moe { F = 2ms  B = 2ms  W = 1ms  memory = 2GiB }\n"
+                   "embedding { F = 0.5ms  B = 0.5ms  W = 0.5ms }\nhead { F = 3ms  B = 3ms  W = 3ms }\n");
+  CHECK(s.layers_per_stage == std::vector<int32_t>{2, 3});
+  CHECK(s.problem.cost.F == ir::PerStage::list({2.5, 9}));
+  CHECK(s.problem.memory.F == ir::PerStage::list({2, 6}));
+  REQUIRE(s.model);
+  CHECK(s.model->layers == std::vector<int32_t>{0, 0, 1, 1, 1});
+  // Balanced: dense 3 ms a layer, moe 5 ms; stage times 1.5 + 3 + 3 + 5 = 12.5 and 10 + 9 = 19.
+  Spec b = SPEC_OF("ranks = 2\nmicrobatches = 4\nmodel { layers = [[dense, 2], [moe, 3]] }\n"
+                   "layer dense { F = 1  B = 1  W = 1 }\nlayer moe { F = 2  B = 2  W = 1 }\n");
+  CHECK(b.layers_per_stage == std::vector<int32_t>{3, 2});
+
+  auto first_error = [](const std::string& src) {
+    auto r = run(src);
+    INFO(r.text);
+    CHECK(!r.spec);
+    REQUIRE(r.errors() >= 1);
+    return r.first();
+  };
+  const std::string head = "ranks = 2\nmicrobatches = 4\n";
+  const std::string kinds = "layer dense { F = 1  B = 1  W = 1 }\nlayer moe { F = 2  B = 2  W = 1 }\n";
+  auto d = first_error(head + "model { layers = 8 }\n" + kinds);
+  CHECK(d.kind == DiagKind::BadValue);
+  CHECK(d.message ==
+        "with 2 layer kinds, `model.layers` lists them in model order, e.g. `layers = [[dense, 3], [moe, 58]]`");
+  d = first_error(head + "model { layers = [dense, [mo, 2]] }\n" + kinds);
+  CHECK(d.kind == DiagKind::BadValue);
+  CHECK(d.message == "no layer kind `mo`: declare it as `layer mo { F = ...  B = ...  W = ... }`");
+  d = first_error(head + "model { layers = [dnse, [moe, 2]] }\n" + kinds);
+  CHECK(d.message == "no layer kind `dnse`; did you mean `dense`?");
+  d = first_error(head + "model { layers = [dense, dense] }\n" + kinds);
+  CHECK(d.message == "layer kind `moe` is declared but `model.layers` never uses it");
+  d = first_error(head + "model { layers = [[dense, 0]] }\nlayer dense { F = 1  B = 1  W = 1 }\n");
+  CHECK(d.kind == DiagKind::OutOfRange);
+  d = first_error(head + "model { layers = [[dense]] }\nlayer dense { F = 1  B = 1  W = 1 }\n");
+  CHECK(d.message == "a `model.layers` run is `[kind, count]`, got 1 items");
+  d = first_error(head + "model { layers = [dense, moe] }\n" + kinds + "layer moe { F = 1  B = 1  W = 1 }\n");
+  CHECK(d.kind == DiagKind::DuplicateKey);
+  d = first_error(head + "model { layers = [dense] }\nlayer dense { F = 1  B = 1 }\n");
+  CHECK(d.message == "`layer dense` needs `W`, the layer's weight-gradient backward time");
+  d = first_error(head + "cost fast { F = 1 }\n");
+  CHECK(d.message == "`cost` takes no name: write `cost { ... }`");
+  d = first_error(head + "layer dense { F = 1  B = 1  W = 1 }\n");
+  CHECK(d.kind == DiagKind::MissingKey);
+  d = first_error(head + "model { layers = [dense]  partition = \"t|t\" }\nlayer dense { F = 1  B = 1  W = 1 }\n");
+  CHECK(d.message == "`model.partition` as a Megatron-Core layout: stage 1 holds more layers than the model's 1");
+}

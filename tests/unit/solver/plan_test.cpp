@@ -42,8 +42,8 @@ std::vector<std::vector<int32_t>> all_partitions(int32_t stages, int32_t layers)
   return out;
 }
 
-// A random model of one body kind (sometimes an embedding and a head), its values small integers
-// and halves, and a problem of random shape around it.
+// A random model of one body kind or two (sometimes an embedding and a head), its values small
+// integers and halves, and a problem of random shape around it.
 struct Case {
   Problem base;
   Model model;
@@ -75,9 +75,14 @@ Case random_case(test::Rng& rng) {
   };
   c.model.kinds.push_back(layer("layer"));
   c.model.layers.assign(static_cast<size_t>(test::uniform(rng, 0, 6)), 0);
+  // A third of the models mix two kinds of layer (dense and MoE, say) in a random order.
+  if (c.model.layers.size() >= 2 && test::uniform(rng, 0, 2) == 0) {
+    c.model.kinds.push_back(layer("moe"));
+    for (int32_t& k : c.model.layers) k = test::uniform(rng, 0, 1);
+  }
   if (test::uniform(rng, 0, 1)) {
     c.model.kinds.push_back(layer("embedding"));
-    c.model.embedding = 1;
+    c.model.embedding = static_cast<int32_t>(c.model.kinds.size() - 1);
   }
   if (test::uniform(rng, 0, 1)) {
     c.model.kinds.push_back(layer("head"));
