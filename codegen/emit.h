@@ -1,5 +1,5 @@
 #pragma once
-// Output formats of a verified, simulated schedule (DESIGN.md section 4): text grid, torch-csv,
+// Output formats of a verified, simulated schedule (docs/design.md section 4): text grid, torch-csv,
 // Perfetto trace JSON, SVG timeline. Each is one free function returning the file's content.
 
 #include <optional>

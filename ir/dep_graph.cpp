@@ -54,7 +54,7 @@ int32_t DepGraph::node_of(Action a) const {
   return id < node_of_.size() ? node_of_[id] : -1;
 }
 
-// DESIGN section 3: F(mb, s) after F(mb, s-1); B/BW(mb, s) after F(mb, s) and after the backward
+// docs/design.md section 3: F(mb, s) after F(mb, s-1); B/BW(mb, s) after F(mb, s) and after the backward
 // of (mb, s+1); W(mb, s) after B(mb, s). The edges are listed by microbatch and stage (the order
 // every client's edge lists have always had); `finish` gives them their lags.
 void DepGraph::add_rule_edges(const Problem& p, std::vector<RawEdge>& out) {

@@ -1,5 +1,5 @@
 #pragma once
-// ir::DepGraph: the dependency rules of DESIGN section 3, written once. One node per action, with
+// ir::DepGraph: the dependency rules of docs/design.md section 3, written once. One node per action, with
 // its rank, duration and memory delta in the simulator's fixed point; one edge per dependency
 // ("to" waits for "from"), whose lag is `comm` when the two ranks differ; heads and tails
 // (longest paths). Adjacency is stored flat (CSR), so clients in hot loops read it without
@@ -46,7 +46,7 @@ class DepGraph {
   };
 
   /// The canonical graph of a problem: every action in the problem's backward form, F and BW when
-  /// fused, F, B and W when split or mixed (a mixed problem is solved in split form, DESIGN
+  /// fused, F, B and W when split or mixed (a mixed problem is solved in split form, docs/design.md
   /// section 7). Node ids follow `canonical_node`.
   explicit DepGraph(const Problem& p, const DepGraphOptions& options = {});
   /// The graph of the given actions (in range, at most one backward form per microbatch and

@@ -1,5 +1,5 @@
 #pragma once
-// Schedule JSON (DESIGN.md section 4): writing with a stable key order, strict reading that names
+// Schedule JSON (docs/design.md section 4): writing with a stable key order, strict reading that names
 // the JSON path (and file:line:col) of every problem.
 
 #include <optional>

@@ -82,7 +82,7 @@ class OrderSimulator {
   int64_t rank_span(size_t rank) const { return rank_span_[rank]; }
   int64_t rank_end(size_t rank) const { return rank_end_[rank]; }
   int64_t max_rank_span() const { return max_span_; }
-  /// The objective of DESIGN section 3 in ticks.
+  /// The objective of docs/design.md section 3 in ticks.
   int64_t objective(Objective o) const { return o == Objective::Makespan ? makespan_ : max_span_; }
 
   /// The largest prefix sum of memory deltas along `order` (at least 0), at memory scale.

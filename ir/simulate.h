@@ -1,5 +1,5 @@
 #pragma once
-// The simulator: as-soon-as-possible execution of a schedule (DESIGN section 3), exact for decimal
+// The simulator: as-soon-as-possible execution of a schedule (docs/design.md section 3), exact for decimal
 // inputs (fixed-point ticks), and its metrics; the reference semantics, so it uses no ir::DepGraph.
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 namespace schedc::ir {
 
-/// DESIGN section 3 metrics, in the problem's time and memory units.
+/// docs/design.md section 3 metrics, in the problem's time and memory units.
 struct Metrics {
   double makespan = 0;
   double bubble_ratio = 0;

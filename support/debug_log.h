@@ -1,5 +1,5 @@
 #pragma once
-// The debug logger (STYLE.md: "debugging output goes through one logger behind a flag"): lines
+// The debug logger (docs/style.md: "debugging output goes through one logger behind a flag"): lines
 // for developers, such as what the solver tries and when, printed only when a command's --debug
 // asks for them. Off by default; results never depend on it.
 

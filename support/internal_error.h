@@ -1,7 +1,7 @@
 #pragma once
-// The one channel for bugs in schedc (STYLE.md, "Errors"): a broken invariant prints
+// The one channel for bugs in schedc (docs/style.md, "Errors"): a broken invariant prints
 // `schedc: internal error: MESSAGE (at FILE:LINE; ...)` on stderr and ends the process with exit
-// code 3 (DESIGN.md section 5). User errors never come here; they are diagnostics.
+// code 3 (docs/design.md section 5). User errors never come here; they are diagnostics.
 
 #include <string_view>
 
@@ -11,7 +11,7 @@ namespace schedc {
 /// SCHEDC_INTERNAL_ERROR, which fills in the location.
 [[noreturn]] void internal_error(const char* file, int line, std::string_view message);
 
-/// The exit code of an internal error (DESIGN.md section 5).
+/// The exit code of an internal error (docs/design.md section 5).
 inline constexpr int kInternalErrorExitCode = 3;
 
 }  // namespace schedc

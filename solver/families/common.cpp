@@ -56,7 +56,7 @@ std::optional<int32_t> FamilyContext::int_param(std::string_view key, int32_t fa
 }
 
 int32_t stage_on(const ir::Problem& p, int32_t direction, int32_t rank, int32_t local) {
-  // Invert the placement of DESIGN section 3 (the direction's mirror and rotation of the rank).
+  // Invert the placement of docs/design.md section 3 (the direction's mirror and rotation of the rank).
   int32_t r = p.placement == ir::PlacementKind::Custom ? rank : p.base_rank(direction, rank);
   switch (p.placement) {
     case ir::PlacementKind::Looped: return local * p.ranks + r;

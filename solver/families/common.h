@@ -110,7 +110,7 @@ class PhaseSteps {
 /// follows a B inside an overlapped unit goes right after the unit.
 void adapt_backward(ir::Schedule& s);
 
-/// A greedy list scheduler. It simulates as-soon-as-possible execution (DESIGN section 3, on the
+/// A greedy list scheduler. It simulates as-soon-as-possible execution (docs/design.md section 3, on the
 /// ir::DepGraph of its streams' actions) and, whenever a rank is free, runs one of the heads of
 /// that rank's streams (fixed sequences of actions) or, when weight queuing is on, the oldest W
 /// whose B has run on that rank. A policy says which candidates are allowed now and which one is

@@ -41,7 +41,7 @@ FamilyInfo info(std::string name, std::string summary, std::string constraints, 
   return f;
 }
 
-// Chimera and its generalisation: k 1F1B pipelines in pairs of mirrored directions (DESIGN 3).
+// Chimera and its generalisation: k 1F1B pipelines in pairs of mirrored directions (docs/design.md section 3).
 FamilyInfo chimera_info() {
   FamilyInfo f = info("chimera",
                       "Chimera (SC'21): mirrored 1F1B pipelines, one per direction (two, or `directions = k`), "

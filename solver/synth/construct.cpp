@@ -316,7 +316,7 @@ void Search::collect_incumbents() {
     first_incumbent_value_ = best_->value;
   }
 }
-// Steady-state decomposition (DESIGN section 7): with many microbatches, the same problem with
+// Steady-state decomposition (docs/design.md section 7): with many microbatches, the same problem with
 // 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
 // up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
 void Search::steady_state() {

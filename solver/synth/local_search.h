@@ -1,5 +1,5 @@
 #pragma once
-// Order-space local search (DESIGN.md section 7, the workhorse at scale): simulated annealing over
+// Order-space local search (docs/design.md section 7, the workhorse at scale): simulated annealing over
 // per-rank orders, every candidate timed exactly by ir::OrderSimulator and kept within the memory
 // cap. Moves: a weight gradient into an idle gap (the move that turns 1F1B-like orders into zero
 // bubble ones), an adjacent swap, a shift of one action, a chain that shifts one microbatch's

@@ -1,4 +1,4 @@
-// The portfolio search behind solver::synthesize (DESIGN.md section 7): offers, the Z3 model,
+// The portfolio search behind solver::synthesize (docs/design.md section 7): offers, the Z3 model,
 // the relaxation, windows, the local search and the result; the constructive phase is in
 // construct.cpp, the shared class in search_impl.h.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The portfolio search behind solver::synthesize (DESIGN.md section 7), shared by its two files:
+// The portfolio search behind solver::synthesize (docs/design.md section 7), shared by its two files:
 // search.cpp (offers, Z3, windows, local search, the result) and construct.cpp (the constructive
 // phase: families, fitted families, greedy variants, the cap ladder, the steady-state block).
 // Internal to solver/synth.

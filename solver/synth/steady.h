@@ -1,5 +1,5 @@
 #pragma once
-// Steady-state decomposition (DESIGN section 7): quality that holds as the microbatches grow. A
+// Steady-state decomposition (docs/design.md section 7): quality that holds as the microbatches grow. A
 // schedule of the same problem with fewer microbatches, whose middle has reached its steady state,
 // is cut on every rank into warm-up, one block and cool-down; repeating the block gives a schedule
 // for as many microbatches as asked, which the local search then polishes.

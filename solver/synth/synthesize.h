@@ -1,5 +1,5 @@
 #pragma once
-// solver::synthesize: the portfolio of DESIGN.md section 7. A lower bound from the problem; every
+// solver::synthesize: the portfolio of docs/design.md section 7. A lower bound from the problem; every
 // applicable family and the greedy variants as incumbents; then Z3 searches for strictly better
 // orders until it proves the incumbent optimal or the limits end the search with a stated gap.
 

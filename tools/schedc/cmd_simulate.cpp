@@ -1,4 +1,4 @@
-// `schedc simulate SPEC|SCHEDULE.json [--format text|json]`: the metrics of DESIGN section 3.
+// `schedc simulate SPEC|SCHEDULE.json [--format text|json]`: the metrics of docs/design.md section 3.
 
 #include <iomanip>
 #include <sstream>

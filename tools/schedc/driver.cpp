@@ -70,7 +70,7 @@ void Request::add_to(CLI::App& cmd, Phase last_phase) {
   dump.add_to(cmd, last);
 }
 
-// The compiler, phase after phase (DESIGN section 1). Each step runs when it is still to run in
+// The compiler, phase after phase (docs/design.md section 1). Each step runs when it is still to run in
 // this call, and stops the compiler when it fails.
 bool run_until(Session& s, const Request& rq, Compilation& c, std::optional<Phase> until) {
   const Phase last = until.value_or(rq.last);

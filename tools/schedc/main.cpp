@@ -1,4 +1,4 @@
-// schedc: the pipeline-parallel schedule compiler's command line (DESIGN.md section 5).
+// schedc: the pipeline-parallel schedule compiler's command line (docs/design.md section 5).
 // Exit codes: 0 success; 1 input wrong or a verification/expectation failed; 2 bad command line;
 // 3 internal error.
 

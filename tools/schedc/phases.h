@@ -1,5 +1,5 @@
 #pragma once
-// The compiler's phases, one entry function each, in the order the driver runs them (DESIGN
+// The compiler's phases, one entry function each, in the order the driver runs them (docs/design.md
 // section 1):
 //
 //   load -> schedule -> verify -> simulate -> lower -> verify-program -> emit -> build -> run

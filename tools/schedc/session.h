@@ -11,7 +11,7 @@
 
 namespace schedc::driver {
 
-/// Exit codes (DESIGN section 5).
+/// Exit codes (docs/design.md section 5).
 enum ExitCode : int { kOk = 0, kInputError = 1, kBadCommandLine = 2, kInternalError = 3 };
 
 /// The exit code the diagnostics call for: kInternalError when one is `internal`, else

@@ -7,7 +7,7 @@
 namespace schedrt {
 
 /// F: forward; B: input gradient; W: weight gradient; BW: fused backward; R: recompute a
-/// checkpointed forward before its backward (DESIGN section 3).
+/// checkpointed forward before its backward (docs/design.md section 3).
 enum class Kind : uint8_t { F = 0, B = 1, W = 2, BW = 3, R = 4 };
 
 /// One action of the schedule: kind, microbatch, stage.

@@ -1,6 +1,6 @@
 #pragma once
 // Perfetto / Chrome trace JSON, written by the runtime for measured timelines and by schedc for
-// simulated ones, so both open side by side in ui.perfetto.dev (DESIGN.md section 4).
+// simulated ones, so both open side by side in ui.perfetto.dev (docs/design.md section 4).
 
 #include <cstdint>
 #include <string>

@@ -52,7 +52,7 @@ inline ir::Params params(std::string key, double value) {
   return ps;
 }
 
-/// The figures of DESIGN section 3 plus the published formulas' bubble: the idle time inside the
+/// The figures of docs/design.md section 3 plus the published formulas' bubble: the idle time inside the
 /// span of the busiest rank (max rank span minus max busy time, as the Zero Bubble paper counts).
 struct Figures {
   double makespan = 0, bubble = 0, bubble_ratio = 0, span_bubble_rate = 0, peak = 0;

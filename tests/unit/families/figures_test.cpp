@@ -3,8 +3,8 @@
 // the span of the busiest rank (max rank span - max busy), the Zero Bubble paper's measure. Costs
 // are per stage (per model chunk for vpp > 1); memory is in stage activations (chunks).
 //
-// The Zero Bubble memory model (F +M_B, B +(M_W - M_B), W -M_W) is DESIGN's default with M_B = 1
-// and M_W = 0.5; the peaks below hold for it.
+// The Zero Bubble memory model (F +M_B, B +(M_W - M_B), W -M_W) is the default of docs/design.md
+// section 3 with M_B = 1 and M_W = 0.5; the peaks below hold for it.
 
 #include <doctest/doctest.h>
 

@@ -28,7 +28,7 @@ bool fused(const ir::Problem& p, int32_t mb) {
   return p.backward == ir::BackwardMode::Fused;
 }
 
-// The actions a (mb, stage) needs, and what each waits for (DESIGN section 3).
+// The actions a (mb, stage) needs, and what each waits for (docs/design.md section 3).
 std::vector<ir::Action> deps(const ir::Problem& p, ir::Action a) {
   int32_t mb = a.mb.value, s = a.stage.value;
   auto backward = [&](int32_t st) { return fused(p, mb) ? ir::BW(mb, st) : ir::B(mb, st); };
