@@ -39,7 +39,9 @@ TEST_CASE("a capped problem stated in micro-units solves as in whole units") {
   const Problem base = capped();
   const solver::SolveResult ref = solver::synthesize(base, test::deterministic(2));
   REQUIRE(ref.schedule.has_value());
-  for (auto [tk, mk] : {std::pair{1.0, 1e-6}, std::pair{1e-6, 1e-6}, std::pair{1e3, 1e-9}, std::pair{1e-7, 1e5}}) {
+  for (const auto& units : {std::pair{1.0, 1e-6}, std::pair{1e-6, 1e-6}, std::pair{1e3, 1e-9}, std::pair{1e-7, 1e5}}) {
+    // Plain copies: clang 14 cannot capture a structured binding in CAPTURE's lambda.
+    const double tk = units.first, mk = units.second;
     CAPTURE(tk);
     CAPTURE(mk);
     const Problem p = test::scaled(base, tk, mk);
