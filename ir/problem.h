@@ -1,5 +1,5 @@
 #pragma once
-// ir::Problem: what a pipeline schedule must solve (DESIGN.md section 3, normative). Ranks,
+// ir::Problem: what a pipeline schedule must solve (docs/design.md section 3, normative). Ranks,
 // stages, microbatches, directions, placement, backward mode, costs, memory and objective.
 
 #include <algorithm>
@@ -23,7 +23,7 @@ using MbId = StrongId<struct MbTag>;
 enum class PlacementKind { Looped, VShape, Wave, Custom };
 enum class BackwardMode { Fused, Split, Mixed };
 enum class Objective { Makespan, MaxSpan };
-/// Recomputation (activation checkpointing, DESIGN section 3): `off`, no R; `allowed`, the schedule
+/// Recomputation (activation checkpointing, docs/design.md section 3): `off`, no R; `allowed`, the schedule
 /// chooses per (microbatch, stage) whether its F is checkpointed (an R in the schedule says so);
 /// `all`, every F is checkpointed and every (microbatch, stage) has its R.
 enum class Recompute { Off, Allowed, All };
@@ -66,7 +66,7 @@ struct CostModel {
   std::optional<PerStage> R;     // recomputing a checkpointed forward; F's cost when not given
   /// Fixed time every action pays on its rank on top of its work (a launch, a synchronisation),
   /// and every message an action sends or receives across ranks (posting it, its header): fine
-  /// interleaving makes more, smaller actions and more messages (DESIGN section 3, ir::overhead_of).
+  /// interleaving makes more, smaller actions and more messages (docs/design.md section 3, ir::overhead_of).
   double action_overhead = 0;
   double message_overhead = 0;
   bool has_overheads() const { return action_overhead != 0 || message_overhead != 0; }
@@ -91,7 +91,7 @@ struct Problem {
   int32_t ranks = 1;
   int32_t stages_per_rank = 1;
   int32_t microbatches = 1;
-  /// The number of pipelines over the same ranks (DESIGN section 3): 1 (`single`), 2
+  /// The number of pipelines over the same ranks (docs/design.md section 3): 1 (`single`), 2
   /// (`bidirectional`, as Chimera and DualPipe) or more; each holds its own replica of the stages.
   int32_t directions = 1;
   /// The microbatches of each direction, as stated (`directions = [6, 2]`): one count per
@@ -127,7 +127,7 @@ struct Problem {
   int32_t direction_rank(int32_t dir, int32_t r) const;
   /// The inverse: the base rank that direction `dir` maps to `rank`.
   int32_t base_rank(int32_t dir, int32_t rank) const;
-  /// The rank that runs `stage` for microbatches of `direction` (DESIGN section 3 placements).
+  /// The rank that runs `stage` for microbatches of `direction` (docs/design.md section 3, placements).
   RankId rank_of(int32_t direction, StageId stage) const;
   RankId rank_of(MbId mb, StageId stage) const { return rank_of(direction_of(mb), stage); }
   /// The activation memory a rank may hold: its cap less its static memory, or nullopt when

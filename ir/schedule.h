@@ -1,6 +1,6 @@
 #pragma once
 // ir::Schedule: the ordered actions of every rank, plus overlapped F&B units; and the dependency
-// relation of DESIGN.md section 3 evaluated against a schedule.
+// relation of docs/design.md section 3 evaluated against a schedule.
 
 #include <cstdint>
 #include <optional>
@@ -61,7 +61,7 @@ class ScheduleIndex {
   std::vector<Pos> pos_;
 };
 
-/// The actions `a` waits for (DESIGN section 3), the reference rule of ir::simulate and ir::verify, kept
+/// The actions `a` waits for (docs/design.md section 3), the reference rule of ir::simulate and ir::verify, kept
 /// apart from ir::DepGraph's: F after F(s-1); B/BW after F(s), the backward of s+1 and R(s) when the
 /// schedule has it; W after its B; R after F(s).
 llvm::SmallVector<Action, 3> dependencies(const Problem& p, Action a, const ScheduleIndex& index);

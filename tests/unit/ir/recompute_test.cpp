@@ -1,4 +1,4 @@
-// Recomputation (`recompute = off | allowed | all`, DESIGN section 3): the R action's token, cost
+// Recomputation (`recompute = off | allowed | all`, docs/design.md section 3): the R action's token, cost
 // and memory, the checkpointed forward's smaller delta, what the verifier accepts and refuses, the
 // simulator's timing, the dependency graph's edges, the JSON version it needs, and validation.
 

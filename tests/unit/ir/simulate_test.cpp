@@ -1,4 +1,4 @@
-// The simulator against timelines computed by hand (DESIGN section 3 semantics).
+// The simulator against timelines computed by hand (docs/design.md section 3 semantics).
 
 #include <doctest/doctest.h>
 

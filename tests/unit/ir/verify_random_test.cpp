@@ -22,7 +22,7 @@ using schedc::test::uniform;
 
 Problem random_problem(Rng& rng) { return schedc::test::random_problem(rng, {4, 5, false}); }
 
-// ---- the oracle: written from DESIGN section 3 without using the verifier's helpers ----
+// ---- the oracle: written from docs/design.md section 3 without using the verifier's helpers ----
 
 int oracle_rank(const Problem& p, int mb, int s) {
   int r;
