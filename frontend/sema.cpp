@@ -51,7 +51,7 @@ constexpr std::array<Alias, 21> kTopAliases = {{
 constexpr std::array<std::string_view, 8> kCostKeys = {
     "F", "B", "W", "comm", "FB", "action_overhead", "message_overhead", "R"};
 constexpr std::array<std::string_view, 2> kModelKeys = {"layers", "partition"};
-constexpr std::array<std::string_view, 5> kPartKeys = {"F", "B", "W", "memory", "static"};
+constexpr std::array<std::string_view, 6> kPartKeys = {"F", "B", "W", "memory", "static", "input"};
 constexpr std::array<std::string_view, 7> kMemoryKeys = {"F", "B", "W", "cap", "static", "balanced", "input"};
 
 class Checker {
@@ -402,13 +402,15 @@ class Checker {
     }
   }
 
-  // ---- model { layers = N  partition = ... }, layer / embedding / head { F B W memory static } ----
+  // ---- model { layers = N  partition = ... }, layer / embedding / head { F B W memory static input } ----
 
   // One part of the model: its values with their units, unit-checked per dimension.
   struct Part {
     bool given = false;
     SourceLoc loc;
     std::map<std::string, std::pair<double, const Unit*>> values;  // key -> value as written
+    std::map<std::string, std::string> texts;                      // key -> its text
+    std::map<std::string, SourceLoc> locs;                         // key -> where its value is
     double at(const char* key) const {
       auto it = values.find(key);
       return it == values.end() ? 0 : it->second.first;
@@ -422,8 +424,8 @@ class Checker {
     out.given = true;
     out.loc = s->name ? s->name->loc : s->key.loc;
     bool ok = true;
-    for (const ast::Entry* e :
-         block_entries(s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB")) {
+    for (const ast::Entry* e : block_entries(
+             s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB  input = 16MiB")) {
       const Value& v = e->value;
       std::string field = std::string(key) + "." + std::string(e->key.text);
       if (!v.is(Value::Kind::Number)) {
@@ -448,6 +450,8 @@ class Checker {
         continue;
       }
       out.values[std::string(e->key.text)] = {v.number, unit};
+      out.texts[std::string(e->key.text)] = v.text;
+      out.locs[std::string(e->key.text)] = v.loc;
     }
     return ok;
   }
@@ -623,9 +627,31 @@ class Checker {
       }
     const int32_t layers = static_cast<int32_t>(body.size());
     cx_.spec.given[ir::Field::Model] = layers_value->loc;
-    // What the model derives may not be written again.
     using ir::Field;
-    for (Field f : {Field::CostF, Field::CostB, Field::CostW, Field::MemoryF, Field::MemoryStatic})
+    // A layer's `input` (what it keeps when checkpointed) makes memory.input the model's too.
+    const Part* with_input = nullptr;
+    for (const Part* pt : {&embedding, &head})
+      if (pt->values.count("input")) with_input = pt;
+    for (const Part& k : kinds)
+      if (k.values.count("input")) with_input = &k;
+    const bool derive_input = with_input != nullptr;
+    if (derive_input && p_.recompute == ir::Recompute::Off) {
+      cx_.report.error(DiagKind::BadValue, with_input->locs.at("input"),
+                       "a layer's `input` (what it keeps when checkpointed) only matters with recomputation: add "
+                       "`recompute = allowed` (or `all`), or remove it");
+      return fail();
+    }
+    if (!derive_input && p_.recompute != ir::Recompute::Off && !cx_.spec.is_given(Field::MemoryInput)) {
+      cx_.report.error(DiagKind::MissingKey, cx_.spec.loc_of(Field::Recompute),
+                       "`recompute = " + std::string(ir::to_string(p_.recompute)) +
+                           "` needs what a checkpointed layer keeps until its recomputation: `input` in the layer "
+                           "blocks, e.g. `layer { ...  input = 16MiB }`, or `memory.input` per stage");
+      return fail();
+    }
+    // What the model derives may not be written again.
+    std::vector<Field> derived_fields{Field::CostF, Field::CostB, Field::CostW, Field::MemoryF, Field::MemoryStatic};
+    if (derive_input) derived_fields.push_back(Field::MemoryInput);
+    for (Field f : derived_fields)
       if (cx_.spec.is_given(f)) {
         cx_.report.error(DiagKind::BadValue, cx_.spec.loc_of(f),
                          quote(ir::to_string(f)) +
@@ -637,12 +663,30 @@ class Checker {
     std::vector<Part*> parts{&embedding, &head};
     for (Part& k : kinds) parts.push_back(&k);
     if (!part_units(parts, {"F", "B", "W"}, "times", time_unit) ||
-        !part_units(parts, {"memory", "static"}, "memory values", memory_unit))
+        !part_units(parts, {"memory", "static", "input"}, "memory values", memory_unit))
       return fail();
+    // Each kind keeps at most what its forward adds (both in the model's memory unit now).
+    for (size_t i = 0; i < kinds.size() + 2; ++i) {
+      Part& x = i < kinds.size() ? kinds[i] : i == kinds.size() ? embedding : head;
+      const std::string name = i < kinds.size()    ? (names[i] == "layer" ? "layer" : "layer." + std::string(names[i]))
+                               : i == kinds.size() ? "embedding"
+                                                   : "head";
+      auto in = x.values.find("input");
+      if (in == x.values.end()) continue;
+      auto mem = x.values.find("memory");
+      if (in->second.first > (mem == x.values.end() ? 0 : mem->second.first)) {
+        cx_.report.error(DiagKind::BadValue, x.locs.at("input"),
+                         "`" + name + ".input` (" + x.texts.at("input") + ") is more than its `memory` (" +
+                             (mem == x.values.end() ? std::string("0") : x.texts.at("memory")) +
+                             "): a checkpointed layer keeps part of what its forward adds");
+        return fail();
+      }
+    }
     // The model itself, in the units of its blocks; complete() expresses it in the problem's.
     ir::Model model;
     auto kind = [&](std::string_view name, const Part& x) {
-      model.kinds.push_back({std::string(name), x.at("F"), x.at("B"), x.at("W"), x.at("memory"), x.at("static"), 0});
+      model.kinds.push_back(
+          {std::string(name), x.at("F"), x.at("B"), x.at("W"), x.at("memory"), x.at("static"), x.at("input")});
       return static_cast<int32_t>(model.kinds.size() - 1);
     };
     for (size_t i = 0; i < kinds.size(); ++i) kind(names[i], kinds[i]);
@@ -650,6 +694,7 @@ class Checker {
     if (embedding.given) model.embedding = kind("embedding", embedding);
     if (head.given) model.head = kind("head", head);
     model.deltas_follow = !cx_.spec.is_given(Field::MemoryB) && !cx_.spec.is_given(Field::MemoryW);
+    model.derive_input = derive_input;
 
     const int32_t S = p_.num_stages();
     std::vector<int32_t> counts;
@@ -700,11 +745,13 @@ class Checker {
     p_.cost.W = derived.cost.W;
     p_.memory.F = derived.memory.F;
     p_.memory.static_memory = derived.memory.static_memory;
+    if (derive_input) p_.memory.input = derived.memory.input;
     for (Field f : {Field::CostF, Field::CostB, Field::CostW}) {
       cx_.spec.given[f] = at;
       if (time_unit) cx_.spec.units[f] = std::string(time_unit->name);
     }
-    for (Field f : {Field::MemoryF, Field::MemoryStatic}) {
+    for (Field f : derived_fields) {
+      if (f == Field::CostF || f == Field::CostB || f == Field::CostW) continue;
       cx_.spec.given[f] = at;
       if (memory_unit) cx_.spec.units[f] = std::string(memory_unit->name);
     }

@@ -188,7 +188,7 @@ std::optional<solver::PlanSpace> plan_space(Session& s, Input& in, const Schedul
     if (p.cost.FB) return refuse(ir::Field::CostFB, "cannot be stated"), std::nullopt;
     if (p.cost.R && !p.cost.R->is_uniform())
       return refuse(ir::Field::CostR, "cannot be a per-stage list"), std::nullopt;
-    if (p.memory.input && !p.memory.input->is_uniform())
+    if (p.memory.input && !p.memory.input->is_uniform() && !in.spec.model->derive_input)
       return refuse(ir::Field::MemoryInput, "cannot be a per-stage list"), std::nullopt;
     if (!in.spec.model->deltas_follow)
       return refuse(in.spec.is_given(ir::Field::MemoryB) ? ir::Field::MemoryB : ir::Field::MemoryW, "cannot be stated"),

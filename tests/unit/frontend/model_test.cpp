@@ -302,3 +302,36 @@ TEST_CASE("model: layers of several kinds") {
   d = first_error(head + "model { layers = [dense]  partition = \"t|t\" }\nlayer dense { F = 1  B = 1  W = 1 }\n");
   CHECK(d.message == "`model.partition` as a Megatron-Core layout: stage 1 holds more layers than the model's 1");
 }
+
+TEST_CASE("model: each kind's recompute input, summed per stage as the partition cuts") {
+  const std::string src = "ranks = 2\nmicrobatches = 4\nrecompute = allowed\n"
+                          "model { layers = [[dense, 2], [moe, 3]]  partition = PART }\n"
+                          "layer dense { F = 1ms  B = 1ms  W = 1ms  memory = 1GiB  input = 16MiB }\n"
+                          "layer moe { F = 2ms  B = 2ms  W = 1ms  memory = 2GiB  input = 48MiB }\n"
+                          "head { F = 3ms  B = 3ms  W = 3ms  memory = 1GiB  input = 32MiB }\n";
+  auto with = [&](const std::string& part) {
+    std::string s = src;
+    s.replace(s.find("PART"), 4, part);
+    return s;
+  };
+  // memory in MiB, the unit the smallest value needs.
+  Spec s = SPEC_OF(with("[1, 4]"));
+  REQUIRE(s.model);
+  CHECK(s.model->derive_input);
+  CHECK(s.problem.memory.input == ir::PerStage::list({16, 16 + 3 * 48 + 32}));
+  Spec t = SPEC_OF(with("[4, 1]"));
+  CHECK(t.problem.memory.input == ir::PerStage::list({2 * 16 + 2 * 48, 48 + 32}));
+  // The plan's re-cut follows the same sums: with_partition gives exactly what stating it does.
+  ir::Problem recut = ir::with_partition(s.problem, *s.model, std::vector<int32_t>{4, 1});
+  CHECK(recut.memory.input == t.problem.memory.input);
+  CHECK(recut.memory.F == t.problem.memory.F);
+  // partition = auto starts from the balanced cut, and its inputs follow it too.
+  Spec a = SPEC_OF(with("auto"));
+  ir::Problem balanced = ir::with_partition(s.problem, *s.model, a.layers_per_stage);
+  CHECK(a.problem.memory.input == balanced.memory.input);
+  // A layer kind without `input` keeps nothing when checkpointed.
+  Spec z = SPEC_OF(
+      "ranks = 2\nmicrobatches = 4\nrecompute = all\nmodel { layers = [[dense, 1], [moe, 1]]  partition = [1, 1] }\n"
+      "layer dense { F = 1  B = 1  W = 1  memory = 4  input = 1 }\nlayer moe { F = 1  B = 1  W = 1  memory = 4 }\n");
+  CHECK(z.problem.memory.input == ir::PerStage::list({1, 0}));
+}

@@ -91,6 +91,11 @@ Case random_case(test::Rng& rng) {
   if (test::uniform(rng, 0, 3) == 0) {
     p.recompute = test::uniform(rng, 0, 1) ? Recompute::All : Recompute::Allowed;
     p.memory.input = PerStage::of(0);
+    // Half of them keep a layer's input when checkpointed: memory.input follows the partition.
+    if (test::uniform(rng, 0, 1)) {
+      c.model.derive_input = true;
+      for (LayerKind& k : c.model.kinds) k.input = std::min(k.memory, 0.5 * test::uniform(rng, 0, 2));
+    }
   }
   return c;
 }
