@@ -720,6 +720,19 @@ class Planner {
     progress_->publish(st);
   }
 
+  // A partition-space bound on the time tick every plan of the model is timed on (the layer
+  // kinds' values and the problem's, its sums in doubles carry the last places' noise: 937.4 read
+  // as 937.4000000000004): the nearest tick where it is that noise, else the tick below (lowering
+  // a bound keeps it sound).
+  double on_tick(double value, const ir::Problem& q) const {
+    std::vector<double> values = ir::time_values(q);
+    for (const ir::LayerKind& kind : space_.model->kinds) values.insert(values.end(), {kind.F, kind.B, kind.W});
+    const auto scale = static_cast<double>(ir::exact_scale(values));
+    const double ticks = value * scale, nearest = std::round(ticks);
+    const double noise = 1e-9 * std::max(1.0, std::abs(ticks));
+    return (std::abs(ticks - nearest) <= noise ? nearest : std::floor(ticks)) / scale;
+  }
+
   // a's result beats b's: a smaller makespan, then fewer stages per rank, then the earlier one.
   bool better(size_t a, size_t b) const {
     const double x = objective(a), y = objective(b);
@@ -843,7 +856,7 @@ class Planner {
       PartitionBound pb = partition_space_bound(shaped(k.shape), *space_.model, best, full, std::min(kMaxNodes, nodes));
       out.partitions_bounded += pb.leaves;
       out.bound_exhaustive = out.bound_exhaustive && pb.exhaustive;
-      bound = std::min(bound, pb.value);
+      bound = std::min(bound, on_tick(pb.value, k.problem));
     }
     // A space of one candidate (no model to cut): the plan's bound is its own (what its search proved).
     if (!space_.model && cands_.size() == 1) bound = out.solve.lower_bound;
