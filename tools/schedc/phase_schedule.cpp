@@ -242,7 +242,8 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
   }
   in.spec.problem = plan.problem;
   if (space->model) in.spec.layers_per_stage = plan.layers_per_stage;
-  if (space->model && plan.problem.placement == ir::PlacementKind::Looped && !plan.layers_per_stage.empty())
+  if (!flags.quiet && space->model && plan.problem.placement == ir::PlacementKind::Looped &&
+      !plan.layers_per_stage.empty())
     std::cerr << "  megatron layout: --pipeline-model-parallel-layout \""
               << ir::megatron_layout(*space->model, plan.layers_per_stage) << "\"\n";
   auto sched = solved(s, in, plan.solve);
