@@ -406,14 +406,19 @@ class Checker {
 
   // One part of the model: its values with their units, unit-checked per dimension.
   struct Part {
+    struct Entry {
+      double value = 0;  // as written, then in the model's unit (part_units)
+      const Unit* unit = nullptr;
+      std::string text;  // as written, for messages
+      SourceLoc loc;
+    };
     bool given = false;
     SourceLoc loc;
-    std::map<std::string, std::pair<double, const Unit*>> values;  // key -> value as written
-    std::map<std::string, std::string> texts;                      // key -> its text
-    std::map<std::string, SourceLoc> locs;                         // key -> where its value is
+    std::string name;  // its block, as messages name it: `layer.moe`, `embedding`
+    std::map<std::string, Entry> values;
     double at(const char* key) const {
       auto it = values.find(key);
-      return it == values.end() ? 0 : it->second.first;
+      return it == values.end() ? 0 : it->second.value;
     }
   };
 
@@ -423,6 +428,7 @@ class Checker {
     if (!s) return true;
     out.given = true;
     out.loc = s->name ? s->name->loc : s->key.loc;
+    out.name = key;
     bool ok = true;
     for (const ast::Entry* e : block_entries(
              s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB  input = 16MiB")) {
@@ -449,9 +455,7 @@ class Checker {
         ok = false;
         continue;
       }
-      out.values[std::string(e->key.text)] = {v.number, unit};
-      out.texts[std::string(e->key.text)] = v.text;
-      out.locs[std::string(e->key.text)] = v.loc;
+      out.values[std::string(e->key.text)] = {v.number, unit, std::string(v.text), v.loc};
     }
     return ok;
   }
@@ -463,13 +467,14 @@ class Checker {
     target = nullptr;
     for (Part* pt : parts)
       for (const char* k : keys)
-        if (auto it = pt->values.find(k); it != pt->values.end()) target = finer_unit(target, it->second.second);
+        if (auto it = pt->values.find(k); it != pt->values.end()) target = finer_unit(target, it->second.unit);
     if (!target) return true;
     for (Part* pt : parts)
       for (const char* k : keys) {
         auto it = pt->values.find(k);
         if (it == pt->values.end()) continue;
-        auto& [v, u] = it->second;
+        double& v = it->second.value;
+        const Unit* u = it->second.unit;
         if (u) {
           v = convert(v, *u, *target);
         } else if (v != 0) {
@@ -628,15 +633,15 @@ class Checker {
     const int32_t layers = static_cast<int32_t>(body.size());
     cx_.spec.given[ir::Field::Model] = layers_value->loc;
     using ir::Field;
+    std::vector<Part*> parts{&embedding, &head};
+    for (Part& k : kinds) parts.push_back(&k);
     // A layer's `input` (what it keeps when checkpointed) makes memory.input the model's too.
     const Part* with_input = nullptr;
-    for (const Part* pt : {&embedding, &head})
+    for (const Part* pt : parts)
       if (pt->values.count("input")) with_input = pt;
-    for (const Part& k : kinds)
-      if (k.values.count("input")) with_input = &k;
     const bool derive_input = with_input != nullptr;
     if (derive_input && p_.recompute == ir::Recompute::Off) {
-      cx_.report.error(DiagKind::BadValue, with_input->locs.at("input"),
+      cx_.report.error(DiagKind::BadValue, with_input->values.at("input").loc,
                        "a layer's `input` (what it keeps when checkpointed) only matters with recomputation: add "
                        "`recompute = allowed` (or `all`), or remove it");
       return fail();
@@ -660,27 +665,19 @@ class Checker {
       }
     const Unit* time_unit = nullptr;
     const Unit* memory_unit = nullptr;
-    std::vector<Part*> parts{&embedding, &head};
-    for (Part& k : kinds) parts.push_back(&k);
     if (!part_units(parts, {"F", "B", "W"}, "times", time_unit) ||
         !part_units(parts, {"memory", "static", "input"}, "memory values", memory_unit))
       return fail();
     // Each kind keeps at most what its forward adds (both in the model's memory unit now).
-    for (size_t i = 0; i < kinds.size() + 2; ++i) {
-      Part& x = i < kinds.size() ? kinds[i] : i == kinds.size() ? embedding : head;
-      const std::string name = i < kinds.size()    ? (names[i] == "layer" ? "layer" : "layer." + std::string(names[i]))
-                               : i == kinds.size() ? "embedding"
-                                                   : "head";
-      auto in = x.values.find("input");
-      if (in == x.values.end()) continue;
-      auto mem = x.values.find("memory");
-      if (in->second.first > (mem == x.values.end() ? 0 : mem->second.first)) {
-        cx_.report.error(DiagKind::BadValue, x.locs.at("input"),
-                         "`" + name + ".input` (" + x.texts.at("input") + ") is more than its `memory` (" +
-                             (mem == x.values.end() ? std::string("0") : x.texts.at("memory")) +
-                             "): a checkpointed layer keeps part of what its forward adds");
-        return fail();
-      }
+    for (const Part* x : parts) {
+      auto in = x->values.find("input");
+      if (in == x->values.end() || in->second.value <= x->at("memory")) continue;
+      auto mem = x->values.find("memory");
+      cx_.report.error(DiagKind::BadValue, in->second.loc,
+                       "`" + x->name + ".input` (" + in->second.text + ") is more than its `memory` (" +
+                           (mem == x->values.end() ? std::string("0") : mem->second.text) +
+                           "): a checkpointed layer keeps part of what its forward adds");
+      return fail();
     }
     // The model itself, in the units of its blocks; complete() expresses it in the problem's.
     ir::Model model;
@@ -750,8 +747,8 @@ class Checker {
       cx_.spec.given[f] = at;
       if (time_unit) cx_.spec.units[f] = std::string(time_unit->name);
     }
-    for (Field f : derived_fields) {
-      if (f == Field::CostF || f == Field::CostB || f == Field::CostW) continue;
+    for (Field f : {Field::MemoryF, Field::MemoryStatic, Field::MemoryInput}) {
+      if (f == Field::MemoryInput && !derive_input) continue;
       cx_.spec.given[f] = at;
       if (memory_unit) cx_.spec.units[f] = std::string(memory_unit->name);
     }
