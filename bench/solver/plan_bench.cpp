@@ -133,6 +133,31 @@ FamilyPick best_family(const ir::Problem& base, const ir::Model& m) {
   return out;
 }
 
+// A workload as a `.sched` file (`--write-specs`): the same model and problem, so a row can be run
+// through `schedc schedule` (its candidates table, `--dump-after`) as a user would.
+std::string spec_of(const Workload& w, const ir::Model& m, const ir::Problem& p, double time_limit) {
+  auto num = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return std::string(buf);
+  };
+  auto block = [&](const char* key, const ir::LayerKind& k) {
+    return std::string(key) + " { F = " + num(k.F) + "ms  B = " + num(k.B) + "ms  W = " + num(k.W) +
+           "ms  memory = " + num(k.memory) + "GiB  static = " + num(k.static_memory) + "GiB }\n";
+  };
+  std::string out = "# plan_bench workload " + w.name + " (bench/solver/plan_bench.cpp states its derivation)\n";
+  out += "ranks = " + std::to_string(w.pp) + "\nmicrobatches = " + std::to_string(w.m) + "\n";
+  out += "stages_per_rank = auto\nplacement = auto\nbackward = split\n";
+  out += "model { layers = " + std::to_string(m.num_layers()) + "  partition = auto }\n";
+  out += block("layer", m.kinds[0]);
+  out += block("embedding", m.kinds[static_cast<size_t>(*m.embedding)]);
+  out += block("head", m.kinds[static_cast<size_t>(*m.head)]);
+  out += "cost { comm = " + num(p.cost.comm) + "ms }\n";
+  out += "memory { cap = " + num(p.memory.cap->at(0)) + "GiB }\n";
+  out += "schedule = solve { time_limit = " + num(time_limit) + " }\n";
+  return out;
+}
+
 std::string partition_text(const std::vector<int32_t>& c) {
   std::string out;
   for (int32_t n : c) out += (out.empty() ? "" : " ") + std::to_string(n);
@@ -147,12 +172,14 @@ int main(int argc, char** argv) {
   bool deterministic = false;
   Knobs k;
   std::vector<std::string> only;
+  std::string specs;
   app.add_option("--time-limit", time_limit, "seconds per solve (the balanced solve and the plan each)");
   app.add_flag("--deterministic", deterministic, "Z3 resource limits instead of wall time");
   app.add_option("--tflops", k.tflops, "achieved TFLOP/s per device");
   app.add_option("--link", k.link, "pipeline link GB/s");
   app.add_option("--cap", k.cap, "GiB a rank");
   app.add_option("--only", only, "workload names to run");
+  app.add_option("--write-specs", specs, "write each workload as DIR/NAME.sched and exit");
   CLI11_PARSE(app, argc, argv);
   // Dense Llama-3-like sizes (8B, 70B, 405B shapes, multi-head attention), a Mixtral-like MoE;
   // sequence 4k..128k; pp 4..32.
@@ -170,14 +197,27 @@ int main(int argc, char** argv) {
   o.time_limit_s = time_limit;
   o.deterministic = deterministic;
   o.threads = 1;
-  std::printf(
-      "| workload | pp | m | best family | balanced solve (bound) | plan | partition | plan bound | gap | vs family "
-      "| vs balanced | s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (specs.empty())
+    std::printf(
+        "| workload | pp | m | best family | balanced solve (bound) | plan | partition | plan bound | gap | vs family "
+        "| vs balanced | s |\n");
+  if (specs.empty()) std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Workload& w : suite) {
     if (!only.empty() && std::find(only.begin(), only.end(), w.name) == only.end()) continue;
     const ir::Model m = model_of(w, k);
     const ir::Problem stated = base_of(w, k);
+    if (!specs.empty()) {
+      const std::string path = specs + "/" + w.name + ".sched";
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr, "plan_bench: cannot write %s\n", path.c_str());
+        return 1;
+      }
+      const std::string text = spec_of(w, m, stated, time_limit);
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+      continue;
+    }
     const ir::Problem balanced = ir::with_partition(stated, m, ir::balanced_partition(m, stated.num_stages()));
     const FamilyPick fam = best_family(stated, m);
     std::string bal_text = "no schedule";

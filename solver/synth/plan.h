@@ -90,6 +90,11 @@ struct PartitionBound {
 PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit, int64_t full_bounds,
                                      int64_t max_nodes);
 
+/// The dynamic programs' part of partition_space_bound (a bound on every partition of the space,
+/// 0 when none applies): the least largest per-stage term over partitions, raised under a cap by
+/// the memory area every rank's activations need (docs/solver.md, "The plan"). Exposed for tests.
+double partition_dp_bound(const ir::Problem& base, const ir::Model& model);
+
 /// Solves the plan. The options' time limit is the whole plan's; progress and the candidates'
 /// table go where the options say.
 PlanResult solve_plan(const PlanSpace& space, const SolveOptions& options);

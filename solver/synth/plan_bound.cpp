@@ -1,0 +1,595 @@
+// The plan bound (plan.h): a lower bound over every partition of a model into a problem's stages,
+// by branch and bound over the partitions and by dynamic programs over the stages' layer ranges
+// (docs/solver.md, "The plan").
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "ir/action.h"
+#include "ir/lower_bound.h"
+#include "solver/synth/plan.h"
+
+namespace schedc::solver {
+
+namespace {
+
+using Counts = std::vector<int32_t>;
+
+// The dynamic program's bound is skipped above this many (stage, start, count) cells.
+constexpr double kMaxDpCells = 2e8;
+// More stages than this are not enumerated (the recursion goes one stage deep per level).
+constexpr int32_t kMaxEnumeratedStages = 4096;
+// The memory area's tables (two doubles a (stage, start, count)) are skipped above this many
+// entries; its bisection takes at most this many passes for each multiplier.
+constexpr double kMaxAreaEntries = 4e6;
+constexpr int kAreaSteps = 48;
+
+// ---- The cheap bound of one partition (partition_space_bound's leaves and prefixes) ----------
+
+// What an action surely occupies its rank for: its cost, or with overlapped F&B units the part of
+// a unit it cannot give away (the forward min(F, FB/2), a backward min(work, max(FB - F, FB/2))
+// for the most generous forward stage of its rank; see ir/lower_bound.cpp's shares), both with
+// their overheads. Two members of a unit never claim more than the unit's FB plus overheads.
+// Per stage and direction: one microbatch's sure work on its rank, and the forward's cost (for
+// the rank's head). Overlapped units are priced by what they surely keep.
+struct StageCosts {
+  std::vector<double> sure;     // [stage]
+  std::vector<double> forward;  // [stage]: cost_of(F)
+};
+
+StageCosts stage_costs(const ir::Problem& p) {
+  const int32_t S = p.num_stages();
+  StageCosts c;
+  c.sure.assign(static_cast<size_t>(S), 0);
+  c.forward.assign(static_cast<size_t>(S), 0);
+  const bool units = p.cost.FB.has_value();
+  // The most a backward of a rank can save in a unit: max over the forward stages of that rank.
+  std::vector<double> beta(static_cast<size_t>(p.ranks), 0);
+  if (units)
+    for (int32_t s = 0; s < S; ++s) {
+      const double fb = p.cost.FB->at(static_cast<size_t>(s)), f = p.cost.F.at(static_cast<size_t>(s));
+      const auto r = static_cast<size_t>(p.rank_of(0, ir::StageId(s)).value);
+      beta[r] = std::max(beta[r], std::max(fb - f, fb / 2));
+    }
+  for (int32_t s = 0; s < S; ++s) {
+    const auto z = static_cast<size_t>(s);
+    const auto r = static_cast<size_t>(p.rank_of(0, ir::StageId(s)).value);
+    const ir::Action f = ir::F(0, s), b = ir::B(0, s), w = ir::W(0, s), bw = ir::BW(0, s);
+    double fwd = ir::cost_of(p, f);
+    c.forward[z] = fwd;
+    double back = 0;
+    switch (p.backward) {
+      case ir::BackwardMode::Split: back = ir::cost_of(p, b) + ir::cost_of(p, w); break;
+      case ir::BackwardMode::Fused: back = ir::cost_of(p, bw); break;
+      case ir::BackwardMode::Mixed: back = std::min(ir::cost_of(p, b) + ir::cost_of(p, w), ir::cost_of(p, bw)); break;
+    }
+    if (units) {
+      // Members of units: the forward keeps min(F, FB/2) of its work, the input-gradient part of
+      // the backward min(work, beta); W (split) is never a member.
+      const double fb = p.cost.FB->at(z), fw = p.cost.F.at(z);
+      fwd = ir::overhead_of(p, f) + std::min(fw, fb / 2);
+      const bool fused = p.backward == ir::BackwardMode::Fused;
+      const ir::Action x = fused ? bw : b;
+      const double xw = ir::cost_of(p, x) - ir::overhead_of(p, x);
+      double kept = ir::overhead_of(p, x) + std::min(xw, beta[r]);
+      back = fused ? kept : std::min(back, kept + ir::cost_of(p, w));
+      if (p.backward == ir::BackwardMode::Mixed) back = std::min(back, ir::overhead_of(p, bw) + std::min(xw, beta[r]));
+    }
+    if (p.recompute == ir::Recompute::All) back += ir::cost_of(p, ir::R(0, s));
+    c.sure[z] = fwd + back;
+  }
+  return c;
+}
+
+// The bound of a problem from its ranks' sure work: every rank's microbatches' work, after the
+// earliest its first forward's input can arrive (single direction and a placement whose rank r
+// first holds stage r). Never above ir::lower_bound's per-rank and chain terms, so never above
+// any schedule's makespan.
+double work_bound(const ir::Problem& p, const StageCosts& c) {
+  std::vector<double> work(static_cast<size_t>(p.ranks), 0);
+  for (int32_t d = 0; d < p.num_directions(); ++d)
+    for (int32_t s = 0; s < p.num_stages(); ++s)
+      work[static_cast<size_t>(p.rank_of(d, ir::StageId(s)).value)] += p.microbatches_of(d) *
+                                                                       c.sure[static_cast<size_t>(s)];
+  const bool heads = p.objective == ir::Objective::Makespan && p.num_directions() == 1 &&
+                     p.placement != ir::PlacementKind::Custom && !p.cost.FB;
+  double best = 0, head = 0;
+  for (int32_t r = 0; r < p.ranks; ++r) {
+    best = std::max(best, (heads ? head : 0) + work[static_cast<size_t>(r)]);
+    head += c.forward[static_cast<size_t>(std::min(r, p.num_stages() - 1))] + (r + 1 < p.ranks ? p.cost.comm : 0);
+  }
+  return best;
+}
+
+}  // namespace
+
+// The bounds of a partition space by dynamic programming over the stages: terms of one stage
+// that depend only on where its layers start and how many it has (through prefix sums over the
+// model's layers). None with overlapped units. Two programs share the terms:
+//
+// The least largest term: dp[s][c] = the least largest term of the stages before s over the ways
+// to give them the first c layers, O(S L^2); each term is a lower bound on every schedule of a
+// partition with that stage, so the least over partitions of their largest is a bound. The terms
+// (single kinds of layers or many, every placement):
+// - the stage's work on its rank after its input can first arrive (each direction);
+// - under a cap, without recomputation: the chain of ceil(n / k) activation windows (the memory
+//   term of partition_space_bound), the room counting this stage's static memory and the fixed
+//   part of the other stages on its rank.
+//
+// The memory area, over every rank at once (under a cap, the deltas following F, with or without
+// recomputation): a microbatch's activations a_s stay on the rank of stage s from the start of its
+// F to the start of its backward there, at least its F and the round trip through the later
+// stages; a split B keeps half of them until its W. A recomputed one keeps only its input i_s that
+// long, and all of a_s from its R's start, at least the R's cost. Every (microbatch, stage) holds 0
+// or more at every moment, so each rank's room (its cap less its static memory) times the makespan
+// is at least the sum of those areas over its stages; summed over the ranks the room is the caps
+// less the whole static memory, the same for every partition. The ranks' work is at least the sum
+// of their stages' sure work plus every R, at most ranks x makespan. So a partition whose optimum
+// is T has every term <= T, and for every mu >= 0 some choice of recomputed forwards with
+//   mu sum(areas) + sum(R costs) <= (mu room + ranks) T - work,
+// a sum over the stages: a makespan T that no partition allows (the least left-hand side over
+// partitions, by dynamic programming over the stages' cells whose term is at most T, each cell's
+// microbatches recomputed or not as minimises it, above the right-hand side) is below every
+// partition's optimum. Bisection finds the largest such T it can prove; mu = infinity is the area
+// alone (each forward recomputed or not as its area is least).
+double partition_dp_bound(const ir::Problem& base, const ir::Model& model) {
+  const int32_t S = base.num_stages(), L = model.num_layers();
+  // Too large a table: no bound from here (the caller's stands).
+  const double cells = static_cast<double>(S) * (L + 1.0) * (L + 1.0) * base.num_directions();
+  if (base.cost.FB || S < 1 || cells > kMaxDpCells) return 0;
+  Counts zeros(static_cast<size_t>(S), 0);
+  const ir::Problem empty = ir::with_partition(base, model, zeros);
+  const StageCosts fixed = stage_costs(empty);
+  const bool fused = base.backward == ir::BackwardMode::Fused, split = base.backward == ir::BackwardMode::Split;
+  const bool recompute_all = base.recompute == ir::Recompute::All && !base.cost.R;
+  const bool memory = base.memory.cap && base.recompute == ir::Recompute::Off && model.deltas_follow;
+  // The area needs R's cost from the layers (no stated cost.R) when anything may be recomputed.
+  const bool area = base.memory.cap && model.deltas_follow && (base.recompute == ir::Recompute::Off || !base.cost.R);
+  const bool may_recompute = base.recompute == ir::Recompute::Allowed, all = base.recompute == ir::Recompute::All;
+  const bool makespan = base.objective == ir::Objective::Makespan;
+  // Prefix sums over the layers: forward, input-gradient chain, sure work, activations, static,
+  // recompute input.
+  std::vector<double> pf(static_cast<size_t>(L) + 1, 0), pb = pf, ps = pf, pa = pf, pst = pf, pin = pf;
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    const auto z = static_cast<size_t>(i);
+    pf[z + 1] = pf[z] + k.F;
+    pb[z + 1] = pb[z] + k.B + (fused ? k.W : 0);
+    ps[z + 1] = ps[z] + k.F + k.B + k.W + (recompute_all ? k.F : 0);
+    pa[z + 1] = pa[z] + k.memory;
+    pst[z + 1] = pst[z] + k.static_memory;
+    pin[z + 1] = pin[z] + (model.derive_input ? k.input : 0);
+  }
+  std::vector<double> ffwd(static_cast<size_t>(S)), fback(static_cast<size_t>(S)), fredo(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) {
+    ffwd[static_cast<size_t>(s)] = ir::cost_of(empty, ir::F(0, s));
+    fback[static_cast<size_t>(s)] = ir::cost_of(empty, fused ? ir::BW(0, s) : ir::B(0, s));
+    fredo[static_cast<size_t>(s)] = ir::cost_of(empty, ir::R(0, s));
+  }
+  // Per direction: the fixed parts of the chains up to and after each stage, with their lags.
+  struct Chains {
+    std::vector<double> before_f, before_b, after;  // [s]: fixed parts; lags included
+  };
+  std::vector<Chains> chains(static_cast<size_t>(base.num_directions()));
+  for (int32_t d = 0; d < base.num_directions(); ++d) {
+    Chains& c = chains[static_cast<size_t>(d)];
+    c.before_f.assign(static_cast<size_t>(S), 0), c.before_b = c.before_f, c.after = c.before_f;
+    double f = 0, b = 0;
+    for (int32_t s = 0; s < S; ++s) {
+      const double lag = s > 0 && base.rank_of(d, ir::StageId(s - 1)) != base.rank_of(d, ir::StageId(s))
+                             ? base.cost.comm
+                             : 0;
+      f += ffwd[static_cast<size_t>(s)] + lag, b += fback[static_cast<size_t>(s)] + lag;
+      c.before_f[static_cast<size_t>(s)] = f, c.before_b[static_cast<size_t>(s)] = b;
+    }
+    double a = 0;
+    for (int32_t s = S - 1; s >= 0; --s) {
+      c.after[static_cast<size_t>(s)] = a;
+      const double lag = s > 0 && base.rank_of(d, ir::StageId(s - 1)) != base.rank_of(d, ir::StageId(s))
+                             ? base.cost.comm
+                             : 0;
+      a += ffwd[static_cast<size_t>(s)] + fback[static_cast<size_t>(s)] + 2 * lag;
+    }
+  }
+  // The fixed static memory each rank holds whatever the partition, and the room of all ranks
+  // together: their caps less every stage's static memory (each direction's copy), layers too.
+  std::vector<double> fixed_static(static_cast<size_t>(base.ranks), 0);
+  double room = 0, work = 0;
+  for (int32_t r = 0; area && r < base.ranks; ++r) room += *base.stated_cap_of(ir::RankId(r));
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s) {
+      const double st = empty.memory.static_memory.at(static_cast<size_t>(s));
+      fixed_static[static_cast<size_t>(base.rank_of(d, ir::StageId(s)).value)] += st;
+      room -= st;
+      work += base.microbatches_of(d) * fixed.sure[static_cast<size_t>(s)];
+    }
+  for (int32_t d = 0; d < base.num_directions(); ++d) {
+    room -= pst[static_cast<size_t>(L)];
+    work += base.microbatches_of(d) * ps[static_cast<size_t>(L)];
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  auto term = [&](int32_t s, int32_t c, int32_t n) {
+    const auto z = static_cast<size_t>(s), lo = static_cast<size_t>(c), hi = static_cast<size_t>(c + n);
+    const double fwd = ffwd[z] + pf[hi] - pf[lo], back = fback[z] + pb[hi] - pb[lo];
+    const double sure = fixed.sure[z] + ps[hi] - ps[lo], act = empty.memory.F.at(z) + pa[hi] - pa[lo];
+    double best = 0;
+    for (int32_t d = 0; d < base.num_directions(); ++d) {
+      const Chains& ch = chains[static_cast<size_t>(d)];
+      const double n_d = base.microbatches_of(d);
+      const double before_f = ch.before_f[z] + pf[hi], before_b = ch.before_b[z] + pb[hi];
+      best = std::max(best, (makespan ? before_f - fwd : 0) + n_d * sure);
+      if (!memory || !(act > 0)) continue;
+      const ir::RankId r = base.rank_of(d, ir::StageId(s));
+      const double room = *base.stated_cap_of(r) - fixed_static[static_cast<size_t>(r.value)] - (pst[hi] - pst[lo]);
+      const double k = std::floor(room / act * (1 + 1e-9));
+      if (k < 1) return inf;
+      const double trip = ch.after[z] + (pf[static_cast<size_t>(L)] - pf[hi]) + (pb[static_cast<size_t>(L)] - pb[hi]);
+      const double windows = std::ceil(n_d / k) * trip;
+      best = std::max(best, makespan ? before_f + windows + before_b : fwd + windows + back);
+    }
+    return best;
+  };
+  // A cell's part of mu sum(areas) + sum(R costs) (mu < 0: infinity, the areas alone).
+  auto weight = [&](int32_t s, int32_t c, int32_t n, double mu) {
+    const auto z = static_cast<size_t>(s), lo = static_cast<size_t>(c), hi = static_cast<size_t>(c + n);
+    const double fwd = ffwd[z] + pf[hi] - pf[lo], back = fback[z] + pb[hi] - pb[lo];
+    const double act = empty.memory.F.at(z) + pa[hi] - pa[lo];
+    const double kept = (empty.memory.input ? empty.memory.input->at(z) : 0) + pin[hi] - pin[lo];
+    const double redo = fredo[z] + pf[hi] - pf[lo];
+    double sum = 0;
+    for (int32_t d = 0; d < base.num_directions(); ++d) {
+      const double trip = chains[static_cast<size_t>(d)].after[z] + (pf[static_cast<size_t>(L)] - pf[hi]) +
+                          (pb[static_cast<size_t>(L)] - pb[hi]);
+      const double tail = split ? act / 2 * back : 0;
+      const double whole = act * (fwd + trip) + tail;
+      const double checkpointed = kept * (fwd + trip) + (act - kept) * redo + tail;
+      double one = 0;
+      if (all) one = mu < 0 ? checkpointed : mu * checkpointed;  // R's work is in `work` already
+      else if (!may_recompute) one = mu < 0 ? whole : mu * whole;
+      else one = mu < 0 ? std::min(whole, checkpointed) : std::min(mu * whole, mu * checkpointed + redo);
+      sum += base.microbatches_of(d) * one;
+    }
+    return sum;
+  };
+  // The least sum of `value` over partitions whose every cell passes `allowed` (inf: none).
+  std::vector<double> dp(static_cast<size_t>(L) + 1), next(static_cast<size_t>(L) + 1);
+  auto least = [&](auto&& allowed, auto&& value, bool sum) {
+    std::fill(dp.begin(), dp.end(), inf);
+    dp[0] = 0;
+    for (int32_t s = 0; s < S; ++s) {
+      std::fill(next.begin(), next.end(), inf);
+      for (int32_t c = 0; c <= L; ++c) {
+        if (dp[static_cast<size_t>(c)] == inf) continue;
+        // The last stage takes every layer left.
+        const int32_t lo = s == S - 1 ? L - c : 0, hi = L - c;
+        for (int32_t n = lo; n <= hi; ++n) {
+          if (!allowed(s, c, n)) continue;
+          const double x = value(s, c, n);
+          const double v = sum ? dp[static_cast<size_t>(c)] + x : std::max(dp[static_cast<size_t>(c)], x);
+          if (v < next[static_cast<size_t>(c + n)]) next[static_cast<size_t>(c + n)] = v;
+        }
+      }
+      dp.swap(next);
+    }
+    return dp[static_cast<size_t>(L)];
+  };
+  auto any = [](int32_t, int32_t, int32_t) { return true; };
+  const double minmax = least(any, term, false);
+  if (minmax == inf) return 0;
+  const double entries = static_cast<double>(S) * (L + 1.0) * (L + 1.0);
+  if (!area || entries > kMaxAreaEntries) return minmax;
+  // The cells' terms and weights, tabled once: the bisection's passes only read them.
+  const auto W = static_cast<size_t>(L) + 1;
+  auto at = [&](int32_t s, int32_t c, int32_t n) { return (static_cast<size_t>(s) * W + static_cast<size_t>(c)) * W + static_cast<size_t>(n); };
+  std::vector<double> terms(static_cast<size_t>(entries), inf), weights(terms.size(), inf);
+  for (int32_t s = 0; s < S; ++s)
+    for (int32_t c = 0; c <= L; ++c)
+      for (int32_t n = s == S - 1 ? L - c : 0; n <= L - c; ++n) terms[at(s, c, n)] = term(s, c, n);
+  const double mu0 = base.ranks / std::max(std::abs(room), 1e-300);
+  std::vector<double> mus = {-1};
+  if (may_recompute) mus.insert(mus.end(), {mu0 / 4, mu0, 4 * mu0});
+  double best = minmax;
+  for (double mu : mus) {
+    for (int32_t s = 0; s < S; ++s)
+      for (int32_t c = 0; c <= L; ++c)
+        for (int32_t n = s == S - 1 ? L - c : 0; n <= L - c; ++n) weights[at(s, c, n)] = weight(s, c, n, mu);
+    // Some partition passes every test at T (it is not ruled out). Lenient on rounding, so that
+    // a T it refuses is refused for certain.
+    auto possible = [&](double T) {
+      const double slack = 1e-9 * std::max(1.0, std::abs(T));
+      auto ok = [&](int32_t s, int32_t c, int32_t n) { return terms[at(s, c, n)] <= T + slack; };
+      auto w = [&](int32_t s, int32_t c, int32_t n) { return weights[at(s, c, n)]; };
+      const double lhs = least(ok, w, true);
+      if (lhs == inf) return false;
+      const double rhs = mu < 0 ? room * T : (mu * room + base.ranks) * T - work;
+      return lhs <= rhs + 1e-9 * std::max({1.0, std::abs(lhs), std::abs(rhs)});
+    };
+    if (possible(best)) continue;
+    double lo = best, hi = std::max(2 * best, 1.0);
+    int left = kAreaSteps;
+    while (left > 0 && !possible(hi)) lo = hi, hi *= 2, --left;
+    for (; left > 0 && hi - lo > 1e-7 * hi; --left) {
+      const double mid = lo + (hi - lo) / 2;
+      (possible(mid) ? hi : lo) = mid;
+    }
+    best = lo;  // the largest makespan shown out of reach
+  }
+  return best;
+}
+
+PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& model, double limit, int64_t full_bounds,
+                                     int64_t max_nodes) {
+  const int32_t S = base.num_stages(), L = model.num_layers(), pp = base.ranks;
+  PartitionBound out;
+  out.value = limit;
+  Counts counts(static_cast<size_t>(S), 0);
+  // One partition only: its own bound.
+  if (S == 1 || L == 0) {
+    counts[static_cast<size_t>(S - 1)] = L;
+    ir::Problem q = ir::with_partition(base, model, counts);
+    out.leaves = 1;
+    out.value = std::min(limit, ir::validate(q).empty() ? ir::lower_bound(q).value : work_bound(q, stage_costs(q)));
+    return out;
+  }
+  // Too many stages to enumerate: the bound with no layers anywhere, below every partition's
+  // (costs only grow with layers) -- sound, and weak.
+  if (S > kMaxEnumeratedStages) {
+    ir::Problem q = ir::with_partition(base, model, counts);
+    out.value = std::min(limit, work_bound(q, stage_costs(q)));
+    out.exhaustive = false;
+    return out;
+  }
+  // Each stage's sure work and forward cost are its fixed part (no layers: the embedding, the
+  // head, the overheads) plus its layers' (work_bound is linear in the layers without units,
+  // which partition = auto does not allow). The stages are given their layers from the last to
+  // the first, so a node is a suffix of the partition, the stages before it empty:
+  // - its own cheap bound bounds every completion, since costs only grow with layers;
+  // - the layers still to place land on the ranks of the stages still empty, so one of those
+  //   ranks ends with at least their average work;
+  // - with the makespan objective, ir::lower_bound of the node's problem (the earlier stages
+  //   empty): a schedule of a completion is one of that problem, with no longer durations and
+  //   no more memory at any moment (every delta shrinks with the layers, the static memory too),
+  //   so it ends no later: the node's optimum, and its bound, are below the completion's. (A
+  //   rank's span is not monotone so, hence makespan only.) The rank whose memory binds is an
+  //   early one, and the round trip its microbatches make is the later stages', known here.
+  const StageCosts fixed = stage_costs(ir::with_partition(base, model, counts));
+  const bool recompute_all = base.recompute == ir::Recompute::All && !base.cost.R;
+  std::vector<double> sure_of(static_cast<size_t>(L)), fwd_of(static_cast<size_t>(L));
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    sure_of[static_cast<size_t>(i)] = k.F + k.B + k.W + (recompute_all ? k.F : 0);
+    fwd_of[static_cast<size_t>(i)] = k.F;
+  }
+  std::vector<double> suffix_sure(static_cast<size_t>(L) + 1, 0);  // [i]: layers 0..i-1
+  for (int32_t i = 0; i < L; ++i)
+    suffix_sure[static_cast<size_t>(i) + 1] = suffix_sure[static_cast<size_t>(i)] + sure_of[static_cast<size_t>(i)];
+  std::vector<double> sure = fixed.sure, fwd = fixed.forward;
+  std::vector<double> rank_work(static_cast<size_t>(pp), 0);
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> holders(static_cast<size_t>(S));  // rank, microbatches
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s < S; ++s)
+      holders[static_cast<size_t>(s)].push_back({base.rank_of(d, ir::StageId(s)).value, base.microbatches_of(d)});
+  for (int32_t s = 0; s < S; ++s)
+    for (auto [r, n] : holders[static_cast<size_t>(s)])
+      rank_work[static_cast<size_t>(r)] += n * sure[static_cast<size_t>(s)];
+  // ranks_before[s]: the ranks holding a stage below s (where the layers before s will go).
+  std::vector<std::vector<int32_t>> ranks_before(static_cast<size_t>(S) + 1);
+  {
+    std::vector<char> seen(static_cast<size_t>(pp), 0);
+    for (int32_t s = 0; s < S; ++s) {
+      for (auto [r, n] : holders[static_cast<size_t>(s)]) seen[static_cast<size_t>(r)] = 1;
+      for (int32_t r = 0; r < pp; ++r)
+        if (seen[static_cast<size_t>(r)]) ranks_before[static_cast<size_t>(s) + 1].push_back(r);
+    }
+  }
+  const bool heads = base.objective == ir::Objective::Makespan && base.num_directions() == 1 &&
+                     base.placement != ir::PlacementKind::Custom && !base.cost.FB;
+  // The memory term (without recomputation or overlapped units, under a cap): on the rank of
+  // stage s, a microbatch's forward activations a_s stay from the end of F(mb, s) to the start of
+  // its backward there (every other (microbatch, stage) holds 0 or more at any moment: the
+  // deltas follow F), so at most k = room / a_s such windows overlap, room being the cap less the
+  // rank's static memory. Each window lasts at least the round trip through the later stages
+  // (their forwards and input-gradient backwards, and a comm lag each way at every change of
+  // rank). Windows that overlap at most k at a time split into k chains of disjoint ones, so one
+  // chain holds ceil(n / k) of them back to back: with the forward chain before the first and the
+  // backward chain after the last, a bound on the makespan (on the rank's span: its own F and B
+  // around them). Every value only grows with layers (the room shrinks), so it bounds every
+  // completion of a suffix too.
+  const ir::Problem empty = ir::with_partition(base, model, counts);
+  const bool memory_term = base.memory.cap && base.recompute == ir::Recompute::Off && !base.cost.FB &&
+                           model.deltas_follow;
+  const bool fused = base.backward == ir::BackwardMode::Fused;
+  std::vector<double> back(static_cast<size_t>(S)), act(static_cast<size_t>(S)), stat(static_cast<size_t>(S));
+  for (int32_t s = 0; s < S; ++s) {
+    back[static_cast<size_t>(s)] = ir::cost_of(empty, fused ? ir::BW(0, s) : ir::B(0, s));
+    act[static_cast<size_t>(s)] = empty.memory.F.at(static_cast<size_t>(s));
+    stat[static_cast<size_t>(s)] = empty.memory.static_memory.at(static_cast<size_t>(s));
+  }
+  std::vector<double> back_of(static_cast<size_t>(L)), act_of(static_cast<size_t>(L)), stat_of(static_cast<size_t>(L));
+  for (int32_t i = 0; i < L; ++i) {
+    const ir::LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    back_of[static_cast<size_t>(i)] = k.B + (fused ? k.W : 0);
+    act_of[static_cast<size_t>(i)] = k.memory;
+    stat_of[static_cast<size_t>(i)] = k.static_memory;
+  }
+  std::vector<double> rank_static(static_cast<size_t>(pp), 0);
+  for (int32_t s = 0; s < S; ++s)
+    for (auto [r, n] : holders[static_cast<size_t>(s)])
+      rank_static[static_cast<size_t>(r)] += stat[static_cast<size_t>(s)];
+  // change[d][s]: stages s and s + 1 of direction d are on different ranks.
+  std::vector<std::vector<char>> change(static_cast<size_t>(base.num_directions()),
+                                        std::vector<char>(static_cast<size_t>(S), 0));
+  for (int32_t d = 0; d < base.num_directions(); ++d)
+    for (int32_t s = 0; s + 1 < S; ++s)
+      change[static_cast<size_t>(d)][static_cast<size_t>(s)] = base.rank_of(d, ir::StageId(s)) !=
+                                                               base.rank_of(d, ir::StageId(s + 1));
+  const bool makespan = base.objective == ir::Objective::Makespan;
+  std::vector<double> trips(static_cast<size_t>(S), 0);
+  // The area form of the same windows: at every moment the rank holds at least the activations of
+  // the windows open then, so over the time its windows can be open (after the earliest forward
+  // chain to one of its stages, before the shortest backward chain from one) its room times that
+  // time is at least the sum of a_s times the windows' lengths, over every stage of the rank.
+  std::vector<double> area(static_cast<size_t>(pp)), first_f(static_cast<size_t>(pp)), last_b(static_cast<size_t>(pp));
+  auto memory_bound = [&]() {
+    if (!memory_term) return 0.0;
+    double best = 0;
+    std::fill(area.begin(), area.end(), 0.0);
+    std::fill(first_f.begin(), first_f.end(), std::numeric_limits<double>::infinity());
+    std::fill(last_b.begin(), last_b.end(), std::numeric_limits<double>::infinity());
+    for (int32_t d = 0; d < base.num_directions(); ++d) {
+      const auto& ch = change[static_cast<size_t>(d)];
+      const double n = base.microbatches_of(d);
+      // trips[s]: the round trip after stage s; before_f / before_b: the chains up to s.
+      double trip = 0, before_f = 0, before_b = 0;
+      for (int32_t s = S - 1; s >= 0; --s) {
+        trips[static_cast<size_t>(s)] = trip;
+        trip += fwd[static_cast<size_t>(s)] + back[static_cast<size_t>(s)] +
+                (s > 0 && ch[static_cast<size_t>(s - 1)] ? 2 * base.cost.comm : 0);
+      }
+      for (int32_t s = 0; s < S; ++s) {
+        const double lag = s > 0 && ch[static_cast<size_t>(s - 1)] ? base.cost.comm : 0;
+        before_f += fwd[static_cast<size_t>(s)] + lag;
+        before_b += back[static_cast<size_t>(s)] + lag;
+        const double a = act[static_cast<size_t>(s)];
+        if (!(a > 0)) continue;
+        const ir::RankId r = base.rank_of(d, ir::StageId(s));
+        const double room = *base.stated_cap_of(r) - rank_static[static_cast<size_t>(r.value)];
+        const double k = std::floor(room / a * (1 + 1e-9));
+        if (k < 1) return std::numeric_limits<double>::infinity();  // not one microbatch fits
+        const double windows = std::ceil(n / k) * trips[static_cast<size_t>(s)];
+        best = std::max(best, makespan ? before_f + windows + before_b
+                                       : fwd[static_cast<size_t>(s)] + windows + back[static_cast<size_t>(s)]);
+        const auto z = static_cast<size_t>(r.value);
+        area[z] += a * n * trips[static_cast<size_t>(s)] / room;
+        first_f[z] = std::min(first_f[z], makespan ? before_f : fwd[static_cast<size_t>(s)]);
+        last_b[z] = std::min(last_b[z], makespan ? before_b : back[static_cast<size_t>(s)]);
+      }
+    }
+    for (int32_t r = 0; r < pp; ++r)
+      if (area[static_cast<size_t>(r)] > 0)
+        best = std::max(best, first_f[static_cast<size_t>(r)] + area[static_cast<size_t>(r)] +
+                                  last_b[static_cast<size_t>(r)]);
+    return best;
+  };
+  // `end`: the layers 0..end-1 are still to place, on stages 0..s (s the next to get layers).
+  auto bound_now = [&](int32_t s, int32_t end) {
+    double best = memory_bound(), head = 0;
+
+    for (int32_t r = 0; r < pp; ++r) {
+      best = std::max(best, (heads ? head : 0) + rank_work[static_cast<size_t>(r)]);
+      head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
+    }
+    if (end > 0 && s >= 0) {
+      const auto& rs = ranks_before[static_cast<size_t>(s) + 1];
+      double total = base.microbatches * suffix_sure[static_cast<size_t>(end)];
+      for (int32_t r : rs) total += rank_work[static_cast<size_t>(r)];
+      best = std::max(best, total / static_cast<double>(rs.size()));
+    }
+    return best;
+  };
+  auto place = [&](int32_t s, int32_t first, int32_t n, double sign) {
+    const double ds = suffix_sure[static_cast<size_t>(first + n)] - suffix_sure[static_cast<size_t>(first)];
+    double df = 0;
+    for (int32_t i = first; i < first + n; ++i) df += fwd_of[static_cast<size_t>(i)];
+    sure[static_cast<size_t>(s)] += sign * ds;
+    fwd[static_cast<size_t>(s)] += sign * df;
+    for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_work[static_cast<size_t>(r)] += sign * m * ds;
+    if (!memory_term) return;
+    double db = 0, da = 0, dst = 0;
+    for (int32_t i = first; i < first + n; ++i)
+      db += back_of[static_cast<size_t>(i)], da += act_of[static_cast<size_t>(i)],
+          dst += stat_of[static_cast<size_t>(i)];
+    back[static_cast<size_t>(s)] += sign * db;
+    act[static_cast<size_t>(s)] += sign * da;
+    for (auto [r, m] : holders[static_cast<size_t>(s)]) rank_static[static_cast<size_t>(r)] += sign * dst;
+  };
+
+  // The node problems ir::lower_bound may take: about `full_bounds` leaves' worth of actions.
+  const bool node_bounds = base.objective == ir::Objective::Makespan && model.deltas_follow;
+  int64_t node_bound_budget = full_bounds;
+  // Best first at the leaves: the `full_bounds` partitions of least cheap bound get
+  // ir::lower_bound; every other leaf, and every subtree cut off, keeps its cheap bound.
+  struct Leaf {
+    double cheap;
+    Counts counts;
+    bool operator<(const Leaf& o) const { return cheap < o.cheap; }
+  };
+  std::vector<Leaf> heap;    // a max-heap of the least cheap bounds
+  double discarded = limit;  // the least bound of what is not in the heap
+  auto threshold = [&] {
+    double t = std::min(limit, discarded);
+    if (static_cast<int64_t>(heap.size()) >= full_bounds && !heap.empty()) t = std::min(t, heap.front().cheap);
+    return t;
+  };
+  const Counts balanced = ir::balanced_partition(model, S);
+  int64_t nodes = 0;
+  // Stage s gets its layers, ending at `end` (layers end - n .. end - 1); `floor` is what the
+  // node's ancestors proved for every completion.
+  std::function<void(int32_t, int32_t, double)> go = [&](int32_t s, int32_t end, double floor) {
+    ++nodes;
+    double prefix = std::max(floor, bound_now(s, end));
+    if (prefix < threshold() && node_bounds && node_bound_budget > 0 && s < S - 1 && s > 0) {
+      --node_bound_budget;
+      ir::Problem q = ir::with_partition(base, model, counts);
+      if (ir::validate(q).empty()) prefix = std::max(prefix, ir::lower_bound(q).value);
+    }
+    if (prefix >= threshold()) {
+      discarded = std::min(discarded, prefix);
+      return;
+    }
+    if (nodes > max_nodes) {
+      discarded = std::min(discarded, prefix);
+      out.exhaustive = false;
+      return;
+    }
+    if (s == 0) {
+      place(s, 0, end, 1);
+      counts[0] = end;
+      const double cheap = std::max(prefix, bound_now(-1, 0));
+      ++out.leaves;
+      if (cheap < threshold()) {
+        heap.push_back({cheap, counts});
+        std::push_heap(heap.begin(), heap.end());
+        if (static_cast<int64_t>(heap.size()) > full_bounds) {
+          std::pop_heap(heap.begin(), heap.end());
+          discarded = std::min(discarded, heap.back().cheap);
+          heap.pop_back();
+        }
+      } else {
+        discarded = std::min(discarded, cheap);
+      }
+      counts[0] = 0;
+      place(s, 0, end, -1);
+      return;
+    }
+    // The balanced count first, then outwards: small bounds come early and cut the rest.
+    const int32_t centre = std::min(balanced[static_cast<size_t>(s)], end);
+    for (int32_t k = 0; centre - k >= 0 || centre + k <= end; ++k)
+      for (int32_t n : {centre - k, centre + k}) {
+        if (n < 0 || n > end || (k > 0 && n == centre)) continue;
+        place(s, end - n, n, 1);
+        counts[static_cast<size_t>(s)] = n;
+        go(s - 1, end - n, prefix);
+        counts[static_cast<size_t>(s)] = 0;
+        place(s, end - n, n, -1);
+        if (k == 0) break;
+      }
+  };
+  go(S - 1, L, 0);
+  // The least of: every bound left out, and the heap's partitions at their full bound.
+  // A partition the problem's rules refuse (its static memory over the cap) has no schedule: it
+  // is outside the space.
+  double value = discarded;
+  for (const Leaf& leaf : heap) {
+    ir::Problem q = ir::with_partition(base, model, leaf.counts);
+    if (ir::validate(q).empty()) value = std::min(value, std::max(leaf.cheap, ir::lower_bound(q).value));
+  }
+  // Both are below every partition's optimum; so is the larger.
+  out.value = std::max(std::min(limit, value), partition_dp_bound(base, model));
+  return out;
+}
+
+}  // namespace schedc::solver
