@@ -9,6 +9,7 @@
 #include "frontend/lexer.h"
 #include "frontend/sema_internal.h"
 #include "frontend/suggest.h"
+#include "support/numbers.h"
 
 namespace schedc::frontend {
 
@@ -796,10 +797,48 @@ class Checker {
     if (!errors.empty()) fail();
   }
 
+  // `partition = auto` starts from the balanced partition; where that one's static memory is over
+  // the cap, from one whose static memory fits (ir::fit_static), and where none can, the error
+  // says so and by how much the cap falls short.
+  void fit_auto_partition(std::vector<ir::ProblemError>& errors) {
+    if (!cx_.spec.partition_auto || !cx_.spec.model) return;
+    auto over = std::find_if(errors.begin(), errors.end(), [](const ir::ProblemError& e) {
+      return e.kind == DiagKind::CapInfeasible && e.field == ir::Field::MemoryStatic;
+    });
+    if (over == errors.end()) return;
+    const ir::Model& model = *cx_.spec.model;
+    const ir::StaticFit fit = ir::fit_static(p_, model);
+    if (fit.counts) {
+      const ir::Problem q = ir::with_partition(p_, model, *fit.counts);
+      p_.cost.F = q.cost.F, p_.cost.B = q.cost.B, p_.cost.W = q.cost.W;
+      p_.memory.F = q.memory.F, p_.memory.static_memory = q.memory.static_memory;
+      if (model.deltas_follow) p_.memory.B = q.memory.B, p_.memory.W = q.memory.W;
+      if (model.derive_input) p_.memory.input = q.memory.input;
+      cx_.spec.layers_per_stage = *fit.counts;
+      cx_.spec.partition_fits_static = true;
+      errors = ir::validate(p_);
+      return;
+    }
+    if (!fit.exact) {
+      over->message += " (the balanced partition `partition = auto` starts from; no partition found fits)";
+      return;
+    }
+    std::string cap;
+    if (p_.memory.cap->is_uniform())
+      cap = "; a cap of `" + format_number(p_.memory.cap->uniform + fit.excess) + p_.memory_unit +
+            "` is the least that could hold it";
+    over->message = "no partition of the model's " + std::to_string(model.num_layers()) + " layers over " +
+                    std::to_string(p_.num_stages()) +
+                    " stages keeps every rank's static memory (`static` of its layers, the embedding's and the "
+                    "head's) under its cap: every partition leaves some rank at least " +
+                    format_number(fit.excess) + p_.memory_unit + " over" + cap;
+  }
+
   // ir::validate knows the ranges and the rules between fields; its errors point at the value
   // of the field they name, or of the field that made the rule apply when that one was not written.
   void validate() {
     auto errors = ir::validate(p_);
+    fit_auto_partition(errors);
     for (const ir::ProblemError& e : errors) {
       SourceLoc loc = cx_.spec.loc_of(e.field);
       if (!cx_.spec.is_given(e.field)) {

@@ -62,8 +62,10 @@ struct Spec {
   /// plan layer cuts when the partition is its to choose. nullopt without a model.
   std::optional<ir::Model> model;
   /// `model { partition = auto }`: the solve chooses the layers per stage (solver/plan.h);
-  /// until it has, `layers_per_stage` and the problem hold the balanced partition.
+  /// until it has, `layers_per_stage` and the problem hold the balanced partition, or where its
+  /// static memory is over the cap one whose static memory fits (`partition_fits_static`).
   bool partition_auto = false;
+  bool partition_fits_static = false;
   SourceLoc partition_loc;  // of the `partition` value, when written
   /// `embedding { }` and `head { }` beside the model: stage 0 runs the one, the last stage the other.
   bool has_embedding = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <tuple>
@@ -147,6 +148,148 @@ std::vector<int32_t> balanced_partition(const Model& model, int32_t stages) {
   const double first = model.embedding ? total(model.kinds[static_cast<size_t>(*model.embedding)]) : 0;
   const double last = model.head ? total(model.kinds[static_cast<size_t>(*model.head)]) : 0;
   return balanced_partition(stages, model.num_layers(), layer, first, last);
+}
+
+StaticFit fit_static(const Problem& base, const Model& model) {
+  StaticFit out;
+  const int32_t S = base.num_stages(), L = model.num_layers(), pp = base.ranks;
+  if (!base.memory.cap || S < 1) return out;
+  const Problem empty = with_partition(base, model, std::vector<int32_t>(static_cast<size_t>(S), 0));
+  std::vector<double> room(static_cast<size_t>(pp));  // each rank's cap less its fixed static
+  for (int32_t r = 0; r < pp; ++r)
+    room[static_cast<size_t>(r)] = *base.stated_cap_of(RankId(r)) - empty.static_of(RankId(r));
+  auto fits = [&](const std::vector<int32_t>& counts) {
+    const Problem q = with_partition(base, model, counts);
+    for (int32_t r = 0; r < pp; ++r)
+      if (q.static_of(RankId(r)) > *q.stated_cap_of(RankId(r))) return false;
+    return true;
+  };
+  auto static_of = [&](int32_t i) {
+    return model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])].static_memory;
+  };
+  const double worst_fixed = -*std::min_element(room.begin(), room.end());
+  const bool one_kind = L == 0 || std::adjacent_find(model.layers.begin(), model.layers.end(), std::not_equal_to<>()) ==
+                                      model.layers.end();
+  if (base.num_directions() == 1 && one_kind) {
+    const double st = L == 0 ? 0 : static_of(0);
+    // The least largest excess: each layer to the rank it leaves with least excess.
+    std::vector<int32_t> n(static_cast<size_t>(pp), 0);
+    double excess = worst_fixed;
+    if (st > 0) {
+      using Item = std::pair<double, int32_t>;  // the excess with one more layer, the rank
+      std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
+      for (int32_t r = 0; r < pp; ++r) next.push({st - room[static_cast<size_t>(r)], r});
+      for (int32_t i = 0; i < L; ++i) {
+        auto [e, r] = next.top();
+        next.pop();
+        excess = std::max(excess, e);
+        ++n[static_cast<size_t>(r)];
+        next.push({e + st, r});
+      }
+    }
+    if (excess > 0) {
+      out.exact = true;
+      out.excess = excess;
+      return out;
+    }
+    // Closest to balanced: each rank's balanced share clamped to its room, the rest handed to the
+    // ranks with most room left, then each rank's layers over its stages in order.
+    const std::vector<int32_t> balanced = balanced_partition(model, S);
+    std::vector<int64_t> share(static_cast<size_t>(pp), 0), most(static_cast<size_t>(pp), L);
+    for (int32_t s = 0; s < S; ++s)
+      share[static_cast<size_t>(base.rank_of(0, StageId(s)).value)] += balanced[static_cast<size_t>(s)];
+    int64_t left = 0;
+    for (int32_t r = 0; r < pp; ++r) {
+      const auto z = static_cast<size_t>(r);
+      if (st > 0) most[z] = static_cast<int64_t>(std::floor(room[z] / st * (1 + 1e-12)));
+      if (share[z] > most[z]) left += share[z] - most[z], share[z] = most[z];
+    }
+    while (left > 0) {
+      int32_t pick = -1;
+      for (int32_t r = 0; r < pp; ++r)
+        if (share[static_cast<size_t>(r)] < most[static_cast<size_t>(r)] &&
+            (pick < 0 || most[static_cast<size_t>(r)] - share[static_cast<size_t>(r)] >
+                             most[static_cast<size_t>(pick)] - share[static_cast<size_t>(pick)]))
+          pick = r;
+      if (pick < 0) return out;  // rounding: the waterfill said it fits
+      const int64_t give = std::min(left, most[static_cast<size_t>(pick)] - share[static_cast<size_t>(pick)]);
+      share[static_cast<size_t>(pick)] += give, left -= give;
+    }
+    std::vector<int32_t> counts(static_cast<size_t>(S), 0), held(static_cast<size_t>(pp), 0), seen(held);
+    for (int32_t s = 0; s < S; ++s) ++held[static_cast<size_t>(base.rank_of(0, StageId(s)).value)];
+    for (int32_t s = 0; s < S; ++s) {
+      const auto r = static_cast<size_t>(base.rank_of(0, StageId(s)).value);
+      const int64_t k = held[r] - seen[r]++;  // this rank's stages left, this one included
+      const auto give = static_cast<int32_t>((share[r] + k - 1) / k);
+      counts[static_cast<size_t>(s)] = give;
+      share[r] -= give;
+    }
+    if (fits(counts)) out.counts = std::move(counts);
+    return out;
+  }
+  std::vector<double> prefix(static_cast<size_t>(L) + 1, 0);
+  for (int32_t i = 0; i < L; ++i) prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + static_of(i);
+  if (base.num_directions() == 1 && base.stages_per_rank == 1 &&
+      static_cast<double>(S) * (L + 1.0) * (L + 1.0) <= 4e8) {
+    // One stage a rank: the contiguous cut of least largest excess, by dynamic programming.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<std::vector<double>> dp(static_cast<size_t>(S) + 1,
+                                        std::vector<double>(static_cast<size_t>(L) + 1, inf));
+    std::vector<std::vector<int32_t>> take(static_cast<size_t>(S), std::vector<int32_t>(static_cast<size_t>(L) + 1, 0));
+    dp[0][0] = -inf;
+    for (int32_t s = 0; s < S; ++s) {
+      const double r = room[static_cast<size_t>(base.rank_of(0, StageId(s)).value)];
+      for (int32_t c = 0; c <= L; ++c) {
+        for (int32_t k = 0; k <= c; ++k) {  // this stage takes layers c - k .. c - 1
+          const double before = dp[static_cast<size_t>(s)][static_cast<size_t>(c - k)];
+          if (before == inf) continue;
+          const double v = std::max(before, prefix[static_cast<size_t>(c)] - prefix[static_cast<size_t>(c - k)] - r);
+          if (v < dp[static_cast<size_t>(s) + 1][static_cast<size_t>(c)])
+            dp[static_cast<size_t>(s) + 1][static_cast<size_t>(c)] = v,
+                                        take[static_cast<size_t>(s)][static_cast<size_t>(c)] = k;
+        }
+      }
+    }
+    const double excess = dp[static_cast<size_t>(S)][static_cast<size_t>(L)];
+    if (excess > 0) {
+      out.exact = true;
+      out.excess = excess;
+      return out;
+    }
+    std::vector<int32_t> counts(static_cast<size_t>(S), 0);
+    for (int32_t s = S - 1, c = L; s >= 0; --s) {
+      counts[static_cast<size_t>(s)] = take[static_cast<size_t>(s)][static_cast<size_t>(c)];
+      c -= counts[static_cast<size_t>(s)];
+    }
+    if (fits(counts)) out.counts = std::move(counts);
+    return out;
+  }
+  // Otherwise: each stage in order takes what its rank's room still holds, the last the rest.
+  std::vector<double> left = room;
+  std::vector<int32_t> counts(static_cast<size_t>(S), 0);
+  int32_t next = 0;
+  for (int32_t s = 0; s < S; ++s) {
+    int32_t k = 0;
+    if (s == S - 1) {
+      k = L - next;
+    } else {
+      // A layer of stage s sits on the rank of s in every direction.
+      auto room_for = [&](double st) {
+        for (int32_t d = 0; d < base.num_directions(); ++d)
+          if (st > left[static_cast<size_t>(base.rank_of(d, StageId(s)).value)] * (1 + 1e-12)) return false;
+        return true;
+      };
+      while (next + k < L && room_for(static_of(next + k))) {
+        for (int32_t d = 0; d < base.num_directions(); ++d)
+          left[static_cast<size_t>(base.rank_of(d, StageId(s)).value)] -= static_of(next + k);
+        ++k;
+      }
+    }
+    counts[static_cast<size_t>(s)] = k;
+    next += k;
+  }
+  if (fits(counts)) out.counts = std::move(counts);
+  return out;
 }
 
 StageSums stage_sums(const Model& m, int32_t stage, int32_t num_stages, int32_t first, int32_t count) {

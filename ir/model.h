@@ -69,6 +69,21 @@ std::vector<int32_t> balanced_partition(int32_t stages, int32_t layers, double l
 /// stage back, each takes as many layers as fit under that optimum, the first stage the rest.
 std::vector<int32_t> balanced_partition(const Model& model, int32_t stages);
 
+/// Under a cap, a partition whose every rank's static memory fits (`partition = auto` starts from
+/// the balanced one, and from this where the balanced one's static memory does not fit). One
+/// direction with one body kind: the counts closest to balanced that fit (each rank clamped to
+/// what its room holds, the rest to the ranks with most room), and where none fits the least
+/// largest excess of a rank's static memory over its cap, over every partition (each layer to the
+/// rank it grows least). One direction and one stage per rank: the contiguous cut of least
+/// largest excess, exact. Otherwise each stage in order takes what its rank's room still holds
+/// (not a proof when it finds nothing).
+struct StaticFit {
+  std::optional<std::vector<int32_t>> counts;  // a partition that fits; nullopt: none found
+  bool exact = false;                          // without counts: no partition fits, proved
+  double excess = 0;                           // with `exact`: the least largest static above its rank's cap
+};
+StaticFit fit_static(const Problem& base, const Model& model);
+
 /// Megatron-Core's `--pipeline-model-parallel-layout`: the stages in model order separated by `|`,
 /// `E` the embedding (stage 0 only), `L` the loss and output head (the last stage only, last), `t`
 /// a decoder layer (any body layer whose kind is not named `mtp`), `m` a multi-token-prediction

@@ -160,6 +160,13 @@ class Planner {
       std::vector<Counts> parts;
       if (space_.model) {
         parts.push_back(ir::balanced_partition(*space_.model, q.num_stages()));
+        // Where the balanced partition's static memory is over the cap, one whose static fits.
+        const ir::Problem b = ir::with_partition(q, *space_.model, parts.back());
+        bool over = false;
+        for (int32_t r = 0; b.memory.cap && r < b.ranks; ++r)
+          over |= b.static_of(ir::RankId(r)) > *b.stated_cap_of(ir::RankId(r));
+        if (over)
+          if (ir::StaticFit fit = ir::fit_static(q, *space_.model); fit.counts) parts.push_back(std::move(*fit.counts));
         for (Counts& c : memory_aware_partitions(q, *space_.model))
           if (std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(std::move(c));
       } else {
@@ -364,7 +371,25 @@ class Planner {
     out.stages_per_rank = c.vpp;
     out.layers_per_stage = c.counts;
     out.solve = *c.result;
-    if (!best_) return out;
+    if (!best_) {
+      // None fits: the first tried candidate's reason, said to be that plan's (a smaller cap may
+      // suit another partition or shape, so its smallest cap is not the space's).
+      if (cands_.size() > 1 && out.solve.infeasible) {
+        Infeasibility& why = *out.solve.infeasible;
+        std::string plan = std::string(ir::to_string(c.shape.placement)) + ", " + std::to_string(c.vpp) +
+                           (c.vpp == 1 ? " stage" : " stages") + " per rank";
+        if (!c.counts.empty()) {
+          plan += ", layers";
+          for (int32_t n : c.counts) plan += " " + std::to_string(n);
+        }
+        why.explanation = "none of the plan's " + std::to_string(cands_.size()) +
+                          " candidates fits; with the first tried (" + plan + "), " + why.explanation;
+        if (why.smallest_cap > 0)
+          why.explanation += " (that plan fits a cap of " + format_number(why.smallest_cap) + ")";
+        why.smallest_cap = 0;
+      }
+      return out;
+    }
     out.candidate_bound = out.solve.lower_bound;
     // The plan bound: no plan of the space beats it. Per stages-per-rank value tried, the least
     // bound over every partition (a branch and bound) or its candidate's own proved bound.

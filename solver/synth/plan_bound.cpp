@@ -283,7 +283,9 @@ double partition_dp_bound(const ir::Problem& base, const ir::Model& model) {
   if (!area || entries > kMaxAreaEntries) return minmax;
   // The cells' terms and weights, tabled once: the bisection's passes only read them.
   const auto W = static_cast<size_t>(L) + 1;
-  auto at = [&](int32_t s, int32_t c, int32_t n) { return (static_cast<size_t>(s) * W + static_cast<size_t>(c)) * W + static_cast<size_t>(n); };
+  auto at = [&](int32_t s, int32_t c, int32_t n) {
+    return (static_cast<size_t>(s) * W + static_cast<size_t>(c)) * W + static_cast<size_t>(n);
+  };
   std::vector<double> terms(static_cast<size_t>(entries), inf), weights(terms.size(), inf);
   for (int32_t s = 0; s < S; ++s)
     for (int32_t c = 0; c <= L; ++c)

@@ -27,7 +27,9 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   if (p.has_static_memory()) os << ", static memory";
   os << "\n";
   if (spec.partition_auto)
-    os << "  partition = auto: the solve chooses each stage's layers; it starts from the balanced partition:\n";
+    os << "  partition = auto: the solve chooses each stage's layers; it starts from "
+       << (spec.partition_fits_static ? "one whose static memory fits (the balanced partition's does not):\n"
+                                      : "the balanced partition:\n");
   if (!spec.layers_per_stage.empty()) stage_table(os, spec.problem, spec.layers_per_stage);
   // The same partition as Megatron-Core states it (its stages run looped: stage s on rank s mod pp).
   if (spec.model && !spec.layers_per_stage.empty() && p.placement == ir::PlacementKind::Looped)

@@ -378,3 +378,50 @@ TEST_CASE("solve_plan: the plan bound sits on the time tick, as every makespan d
   CHECK(tenths == std::round(tenths));
   CHECK(plan.solve.lower_bound <= plan.solve.objective);
 }
+
+TEST_CASE("solve_plan: where the balanced partition's static memory is over the cap, a partition that fits") {
+  // The balanced partition gives a middle rank five layers, over the cap; only four a rank fit
+  // (ir::fit_static's partition, which the frontend starts `partition = auto` from).
+  Case c = capped_model(4, 16, 70);
+  c.base.microbatches = 16;
+  c.model.kinds = {
+      {"layer", 1, 1, 0.8, 1, 15, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
+  const std::vector<int32_t> balanced = balanced_partition(c.model, 4);
+  REQUIRE_FALSE(validate(with_partition(c.base, c.model, balanced)).empty());
+  const ir::StaticFit fit = ir::fit_static(c.base, c.model);
+  REQUIRE(fit.counts);
+  solver::PlanSpace space;
+  space.base = with_partition(c.base, c.model, *fit.counts);
+  space.model = &c.model;
+  space.vpp_auto = true;
+  space.placement_auto = true;
+  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(2));
+  REQUIRE(plan.solve.schedule);
+  CHECK(plan.solve.status != solver::SolveStatus::Infeasible);
+  CHECK(verify(*plan.solve.schedule).empty());
+  CHECK(plan.solve.lower_bound <= plan.solve.objective);
+}
+
+TEST_CASE("solve_plan: where no candidate fits, the first tried one's reason, said to be that plan's") {
+  // As above at a cap of 68: only four layers a rank fit the static memory, and then the last
+  // rank cannot hold one microbatch's activations. The partition that fits is tried (not every
+  // candidate skipped as invalid), and its smallest cap is not claimed for the whole space.
+  Case c = capped_model(4, 16, 68);
+  c.base.microbatches = 16;
+  c.model.kinds = {
+      {"layer", 1, 1, 0.8, 1, 15, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
+  const ir::StaticFit fit = ir::fit_static(c.base, c.model);
+  REQUIRE(fit.counts);
+  CHECK(*fit.counts == std::vector<int32_t>{4, 4, 4, 4});
+  solver::PlanSpace space;
+  space.base = with_partition(c.base, c.model, *fit.counts);
+  space.model = &c.model;
+  space.vpp_auto = true;
+  space.placement_auto = true;
+  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(2));
+  CHECK(plan.error.empty());
+  REQUIRE(plan.solve.status == solver::SolveStatus::Infeasible);
+  REQUIRE(plan.solve.infeasible);
+  CHECK(plan.solve.infeasible->smallest_cap == 0);
+  CHECK(plan.solve.infeasible->explanation.find("none of the plan's") == 0);
+}
