@@ -707,6 +707,42 @@ class Checker {
         return fail();
       }
       counts = std::move(*parsed);
+    } else if (partition->is(Value::Kind::List) && !partition->items.empty() &&
+               std::all_of(partition->items.begin(), partition->items.end(),
+                           [](const Value& v) { return v.is(Value::Kind::List); })) {
+      // torchtitan's `module_fqns_per_model_part`: one list of module names a stage.
+      std::vector<std::vector<std::string>> names;
+      for (const Value& stage : partition->items) {
+        names.emplace_back();
+        for (const Value& item : stage.items) {
+          if (!item.is(Value::Kind::String)) {
+            cx_.report.error(DiagKind::WrongType, item.loc,
+                             "a torchtitan module name is a quoted string, e.g. \"layers.0\", got " +
+                                 sema::describe(item));
+            return fail();
+          }
+          names.back().push_back(item.string);
+        }
+      }
+      if (names.size() != static_cast<size_t>(S)) {
+        cx_.report.error(DiagKind::BadValue, partition->loc,
+                         "`model.partition` as torchtitan's module lists: " + std::to_string(S) +
+                             " lists, one a stage, got " + std::to_string(names.size()));
+        return fail();
+      }
+      std::string error;
+      int32_t at_stage = -1, at_item = -1;
+      auto parsed = ir::parse_torchtitan_modules(names, model, error, at_stage, at_item);
+      if (!parsed) {
+        SourceLoc loc = partition->loc;
+        if (at_stage >= 0) {
+          const Value& list = partition->items[static_cast<size_t>(at_stage)];
+          loc = at_item >= 0 ? list.items[static_cast<size_t>(at_item)].loc : list.loc;
+        }
+        cx_.report.error(DiagKind::BadValue, loc, "`model.partition` as torchtitan's module lists: " + error);
+        return fail();
+      }
+      counts = std::move(*parsed);
     } else if (partition->is(Value::Kind::List)) {
       int64_t sum = 0;
       for (const Value& item : partition->items) {

@@ -466,6 +466,78 @@ std::optional<std::vector<int32_t>> parse_megatron_layout(std::string_view layou
   return counts;
 }
 
+std::optional<std::vector<int32_t>> parse_torchtitan_modules(const std::vector<std::vector<std::string>>& stages,
+                                                             const Model& model, std::string& error, int32_t& stage,
+                                                             int32_t& item) {
+  const auto S = static_cast<int32_t>(stages.size());
+  const int32_t L = model.num_layers();
+  std::vector<int32_t> counts(stages.size(), 0);
+  int32_t next = 0;  // the next body layer expected
+  stage = item = -1;
+  for (int32_t s = 0; s < S; ++s) {
+    stage = s;
+    item = -1;
+    bool head = false;  // `norm` or `output` seen on this stage: nothing after them
+    bool norm = false, output = false;
+    for (const std::string& name : stages[static_cast<size_t>(s)]) {
+      ++item;
+      if (name == "tok_embeddings") {
+        if (!model.embedding)
+          return error = "`tok_embeddings` names the embedding, and the model has none", std::nullopt;
+        if (s != 0) return error = "`tok_embeddings` runs on the first stage only", std::nullopt;
+        if (counts[0] > 0) return error = "`tok_embeddings` comes before the first layer", std::nullopt;
+        continue;
+      }
+      if (name == "norm" || name == "output") {
+        if (!model.head)
+          return error = "`" + name + "` is part of the output head, and the model has none", std::nullopt;
+        if (s != S - 1) return error = "`" + name + "` runs on the last stage only (the output head)", std::nullopt;
+        if ((name == "norm" && (norm || output)) || (name == "output" && output))
+          return error = "`" + name + "` is named twice, or after `output`", std::nullopt;
+        (name == "norm" ? norm : output) = true;
+        head = true;
+        continue;
+      }
+      if (name.rfind("layers.", 0) != 0 || name.size() == 7 ||
+          name.find_first_not_of("0123456789", 7) != std::string::npos || (name.size() > 8 && name[7] == '0'))
+        return error = "`" + name +
+                       "` is not a module of a Llama-style model: expected `tok_embeddings`, "
+                       "`layers.N`, `norm` or `output`",
+               std::nullopt;
+      if (head) return error = "`" + name + "` comes after the output head", std::nullopt;
+      const std::string digits = name.substr(7);
+      if (digits.size() > 9 || std::stoll(digits) != next)
+        return error = "`" + name + "` is out of order: the layers run in model order, and `layers." +
+                       std::to_string(next) + "` comes next" +
+                       (next >= L ? " (the model has " + std::to_string(L) + ")" : ""),
+               std::nullopt;
+      if (next >= L) return error = "`" + name + "` is past the model's " + std::to_string(L) + " layers", std::nullopt;
+      ++next;
+      ++counts[static_cast<size_t>(s)];
+    }
+  }
+  stage = item = -1;
+  if (next != L)
+    return error = "the lists name " + std::to_string(next) + " of the model's " + std::to_string(L) +
+                   " layers (`layers.0` .. `layers." + std::to_string(L - 1) + "`)",
+           std::nullopt;
+  return counts;
+}
+
+std::string torchtitan_modules(const Model& model, std::span<const int32_t> layers_per_stage) {
+  std::string out = "[";
+  int32_t next = 0;
+  for (size_t s = 0; s < layers_per_stage.size(); ++s) {
+    std::string part;
+    auto add = [&](const std::string& name) { part += (part.empty() ? "\"" : ", \"") + name + "\""; };
+    if (s == 0 && model.embedding) add("tok_embeddings");
+    for (int32_t i = 0; i < layers_per_stage[s]; ++i) add("layers." + std::to_string(next++));
+    if (s + 1 == layers_per_stage.size() && model.head) add("norm"), add("output");
+    out += (s == 0 ? "[" : ", [") + part + "]";
+  }
+  return out + "]";
+}
+
 std::string megatron_layout(const Model& model, std::span<const int32_t> layers_per_stage) {
   std::vector<std::string> parts;
   size_t next = 0;

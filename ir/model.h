@@ -84,6 +84,18 @@ struct StaticFit {
 };
 StaticFit fit_static(const Problem& base, const Model& model);
 
+/// torchtitan's `parallelism.module_fqns_per_model_part`: per stage, in model order, the names of
+/// the modules it runs in a Llama-style model: `tok_embeddings` (the embedding, stage 0 only),
+/// `layers.N` (body layer N, every layer once, in order), `norm` and `output` (the head, the last
+/// stage only). The layers per stage of `model` those lists state, or nullopt with `error` saying
+/// which name does not fit: `stage` and `item` the list and name at fault (-1 for the whole).
+std::optional<std::vector<int32_t>> parse_torchtitan_modules(const std::vector<std::vector<std::string>>& stages,
+                                                             const Model& model, std::string& error, int32_t& stage,
+                                                             int32_t& item);
+/// The lists of `layers_per_stage`, as torchtitan's TOML writes them:
+/// `[["tok_embeddings", "layers.0"], ["layers.1", "norm", "output"]]`.
+std::string torchtitan_modules(const Model& model, std::span<const int32_t> layers_per_stage);
+
 /// Megatron-Core's `--pipeline-model-parallel-layout`: the stages in model order separated by `|`,
 /// `E` the embedding (stage 0 only), `L` the loss and output head (the last stage only, last), `t`
 /// a decoder layer (any body layer whose kind is not named `mtp`), `m` a multi-token-prediction

@@ -35,6 +35,10 @@ std::string check_text(const std::string& path, const frontend::Spec& spec) {
   if (spec.model && !spec.layers_per_stage.empty() && p.placement == ir::PlacementKind::Looped)
     os << "  megatron layout: --pipeline-model-parallel-layout \""
        << ir::megatron_layout(*spec.model, spec.layers_per_stage) << "\"\n";
+  // torchtitan's module lists, one a stage in model order (its schedule places the stages).
+  if (spec.model && !spec.layers_per_stage.empty())
+    os << "  torchtitan: module_fqns_per_model_part = " << ir::torchtitan_modules(*spec.model, spec.layers_per_stage)
+       << "\n";
   return os.str();
 }
 

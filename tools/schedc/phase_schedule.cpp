@@ -246,6 +246,9 @@ std::optional<ir::Schedule> from_solver(Session& s, Input& in, const ScheduleFla
       !plan.layers_per_stage.empty())
     std::cerr << "  megatron layout: --pipeline-model-parallel-layout \""
               << ir::megatron_layout(*space->model, plan.layers_per_stage) << "\"\n";
+  if (!flags.quiet && space->model && !plan.layers_per_stage.empty())
+    std::cerr << "  torchtitan: module_fqns_per_model_part = "
+              << ir::torchtitan_modules(*space->model, plan.layers_per_stage) << "\n";
   auto sched = solved(s, in, plan.solve);
   if (sched && space->model) {
     sched->layers_per_stage = plan.layers_per_stage;

@@ -405,3 +405,63 @@ TEST_CASE("fit_static: a partition whose static memory fits, or proof that none 
   CHECK(fitted > 50);
   CHECK(refused > 50);
 }
+
+TEST_CASE("torchtitan module lists: written and read back to the same partition, and what does not fit") {
+  std::mt19937 rng(77);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 200; ++trial) {
+    ir::Model m;
+    m.kinds = {{"layer", 1, 1, 1, 1, 0, 0}, {"embedding", 1, 1, 1, 1, 0, 0}, {"head", 1, 1, 1, 1, 0, 0}};
+    m.layers.assign(static_cast<size_t>(pick(0, 9)), 0);
+    if (pick(0, 1)) m.embedding = 1;
+    if (pick(0, 1)) m.head = 2;
+    const int32_t S = pick(1, 5);
+    std::vector<int32_t> counts(static_cast<size_t>(S), 0);
+    for (size_t i = 0; i < m.layers.size(); ++i) ++counts[static_cast<size_t>(pick(0, S - 1))];
+    // The written lists, split back into names the way a TOML reader would.
+    const std::string text = ir::torchtitan_modules(m, counts);
+    std::vector<std::vector<std::string>> lists;
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      if (text[i] == '[') lists.emplace_back();
+      if (text[i] == '"') {
+        const size_t end = text.find('"', i + 1);
+        lists.back().push_back(text.substr(i + 1, end - i - 1));
+        i = end;
+      }
+    }
+    std::string error;
+    int32_t stage = 0, item = 0;
+    auto back = ir::parse_torchtitan_modules(lists, m, error, stage, item);
+    INFO(text << ": " << error);
+    REQUIRE(back);
+    CHECK(*back == counts);
+  }
+  ir::Model m;
+  m.kinds = {{"layer", 1, 1, 1, 1, 0, 0}, {"embedding", 1, 1, 1, 1, 0, 0}, {"head", 1, 1, 1, 1, 0, 0}};
+  m.layers.assign(3, 0);
+  m.embedding = 1;
+  m.head = 2;
+  struct Bad {
+    std::vector<std::vector<std::string>> lists;
+    const char* says;
+    int32_t stage, item;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {{{"tok_embeddings", "layers.0"}, {"layers.2", "layers.1", "norm", "output"}}, "out of order", 1, 0},
+           {{{"layers.0", "tok_embeddings"}, {"layers.1", "layers.2", "output"}}, "before the first layer", 0, 1},
+           {{{"layers.0"}, {"tok_embeddings", "layers.1", "layers.2"}}, "first stage only", 1, 0},
+           {{{"layers.0", "norm"}, {"layers.1", "layers.2"}}, "last stage only", 0, 1},
+           {{{"layers.0"}, {"layers.1", "output", "layers.2"}}, "after the output head", 1, 2},
+           {{{"layers.0"}, {"layers.1", "layers.02"}}, "not a module", 1, 1},
+           {{{"layers.0"}, {"layers.1", "layers.2", "layers.3"}}, "past the model's 3 layers", 1, 2},
+           {{{"layers.0"}, {"layers.1"}}, "name 2 of the model's 3", -1, -1},
+       }) {
+    std::string error;
+    int32_t stage = 0, item = 0;
+    CHECK_FALSE(ir::parse_torchtitan_modules(b.lists, m, error, stage, item));
+    INFO(error);
+    CHECK(error.find(b.says) != std::string::npos);
+    CHECK(stage == b.stage);
+    CHECK(item == b.item);
+  }
+}
