@@ -695,82 +695,10 @@ class Checker {
     model.derive_input = derive_input;
 
     const int32_t S = p_.num_stages();
-    std::vector<int32_t> counts;
     const bool automatic = partition && partition->is(Value::Kind::Word) && partition->text == "auto";
-    if (!partition || automatic || (partition->is(Value::Kind::Word) && partition->text == "balanced")) {
-      counts = ir::balanced_partition(model, S);
-    } else if (partition->is(Value::Kind::String)) {
-      std::string error;
-      auto parsed = ir::parse_megatron_layout(partition->string, model, S, error);
-      if (!parsed) {
-        cx_.report.error(DiagKind::BadValue, partition->loc, "`model.partition` as a Megatron-Core layout: " + error);
-        return fail();
-      }
-      counts = std::move(*parsed);
-    } else if (partition->is(Value::Kind::List) && !partition->items.empty() &&
-               std::all_of(partition->items.begin(), partition->items.end(),
-                           [](const Value& v) { return v.is(Value::Kind::List); })) {
-      // torchtitan's `module_fqns_per_model_part`: one list of module names a stage.
-      std::vector<std::vector<std::string>> names;
-      for (const Value& stage : partition->items) {
-        names.emplace_back();
-        for (const Value& item : stage.items) {
-          if (!item.is(Value::Kind::String)) {
-            cx_.report.error(DiagKind::WrongType, item.loc,
-                             "a torchtitan module name is a quoted string, e.g. \"layers.0\", got " +
-                                 sema::describe(item));
-            return fail();
-          }
-          names.back().push_back(item.string);
-        }
-      }
-      if (names.size() != static_cast<size_t>(S)) {
-        cx_.report.error(DiagKind::BadValue, partition->loc,
-                         "`model.partition` as torchtitan's module lists: " + std::to_string(S) +
-                             " lists, one a stage, got " + std::to_string(names.size()));
-        return fail();
-      }
-      std::string error;
-      int32_t at_stage = -1, at_item = -1;
-      auto parsed = ir::parse_torchtitan_modules(names, model, error, at_stage, at_item);
-      if (!parsed) {
-        SourceLoc loc = partition->loc;
-        if (at_stage >= 0) {
-          const Value& list = partition->items[static_cast<size_t>(at_stage)];
-          loc = at_item >= 0 ? list.items[static_cast<size_t>(at_item)].loc : list.loc;
-        }
-        cx_.report.error(DiagKind::BadValue, loc, "`model.partition` as torchtitan's module lists: " + error);
-        return fail();
-      }
-      counts = std::move(*parsed);
-    } else if (partition->is(Value::Kind::List)) {
-      int64_t sum = 0;
-      for (const Value& item : partition->items) {
-        auto n = sema::to_int(cx_, item, "a `model.partition` entry", 0, layers);
-        if (!n) return fail();
-        if (*n < 0) {
-          cx_.report.error(DiagKind::OutOfRange, item.loc, "a stage runs 0 or more layers, got " + quote(item.text));
-          return fail();
-        }
-        counts.push_back(*n);
-        sum += *n;
-      }
-      if (counts.size() != static_cast<size_t>(S) || sum != layers) {
-        cx_.report.error(DiagKind::BadValue, partition->loc,
-                         "`model.partition` lists the layers of each stage: " + std::to_string(S) +
-                             " numbers summing to " + std::to_string(layers) + ", got " +
-                             std::to_string(counts.size()) + " summing to " + std::to_string(sum));
-        return fail();
-      }
-    } else {
-      if (!partition->is(Value::Kind::Invalid))
-        cx_.report.error(DiagKind::WrongType, partition->loc,
-                         "`model.partition` needs `balanced`, `auto`, a list of layers per stage or a Megatron-Core "
-                         "layout string, got " +
-                             sema::describe(*partition) +
-                             did_you_mean_suffix(partition->text, std::array<std::string_view, 2>{"balanced", "auto"}));
-      return fail();
-    }
+    auto stated = sema::partition_counts(cx_, partition, model, S, layers);
+    if (!stated) return fail();
+    std::vector<int32_t> counts = std::move(*stated);
     // Per stage: its layers, the embedding on the first, the head on the last.
     const ir::Problem derived = ir::with_partition(p_, model, counts);
     SourceLoc at = cx_.spec.loc_of(Field::Model);
@@ -833,48 +761,11 @@ class Checker {
     if (!errors.empty()) fail();
   }
 
-  // `partition = auto` starts from the balanced partition; where that one's static memory is over
-  // the cap, from one whose static memory fits (ir::fit_static), and where none can, the error
-  // says so and by how much the cap falls short.
-  void fit_auto_partition(std::vector<ir::ProblemError>& errors) {
-    if (!cx_.spec.partition_auto || !cx_.spec.model) return;
-    auto over = std::find_if(errors.begin(), errors.end(), [](const ir::ProblemError& e) {
-      return e.kind == DiagKind::CapInfeasible && e.field == ir::Field::MemoryStatic;
-    });
-    if (over == errors.end()) return;
-    const ir::Model& model = *cx_.spec.model;
-    const ir::StaticFit fit = ir::fit_static(p_, model);
-    if (fit.counts) {
-      const ir::Problem q = ir::with_partition(p_, model, *fit.counts);
-      p_.cost.F = q.cost.F, p_.cost.B = q.cost.B, p_.cost.W = q.cost.W;
-      p_.memory.F = q.memory.F, p_.memory.static_memory = q.memory.static_memory;
-      if (model.deltas_follow) p_.memory.B = q.memory.B, p_.memory.W = q.memory.W;
-      if (model.derive_input) p_.memory.input = q.memory.input;
-      cx_.spec.layers_per_stage = *fit.counts;
-      cx_.spec.partition_fits_static = true;
-      errors = ir::validate(p_);
-      return;
-    }
-    if (!fit.exact) {
-      over->message += " (the balanced partition `partition = auto` starts from; no partition found fits)";
-      return;
-    }
-    std::string cap;
-    if (p_.memory.cap->is_uniform())
-      cap = "; a cap of `" + format_number(p_.memory.cap->uniform + fit.excess) + p_.memory_unit +
-            "` is the least that could hold it";
-    over->message = "no partition of the model's " + std::to_string(model.num_layers()) + " layers over " +
-                    std::to_string(p_.num_stages()) +
-                    " stages keeps every rank's static memory (`static` of its layers, the embedding's and the "
-                    "head's) under its cap: every partition leaves some rank at least " +
-                    format_number(fit.excess) + p_.memory_unit + " over" + cap;
-  }
-
   // ir::validate knows the ranges and the rules between fields; its errors point at the value
   // of the field they name, or of the field that made the rule apply when that one was not written.
   void validate() {
     auto errors = ir::validate(p_);
-    fit_auto_partition(errors);
+    sema::fit_auto_partition(cx_, errors);
     for (const ir::ProblemError& e : errors) {
       SourceLoc loc = cx_.spec.loc_of(e.field);
       if (!cx_.spec.is_given(e.field)) {

@@ -9,6 +9,7 @@
 #include "frontend/ast.h"
 #include "frontend/reporter.h"
 #include "frontend/spec.h"
+#include "ir/model.h"
 #include "ir/params.h"
 #include "ir/problem.h"
 #include "support/units.h"
@@ -45,6 +46,18 @@ ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owne
 
 /// Reports a second occurrence of a key, with a note at the first.
 void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc first);
+
+/// `model { partition = ... }` as layer counts per stage (`S` stages, `layers` body layers of
+/// `model`): `balanced` (the default, also where `partition` is absent) and `auto` the balanced
+/// partition, a list of counts, a Megatron-Core layout string or torchtitan's module lists;
+/// nullopt once an error is reported.
+std::optional<std::vector<int32_t>> partition_counts(Context& cx, const ast::Value* partition, const ir::Model& model,
+                                                     int32_t S, int64_t layers);
+
+/// Where `partition = auto`'s balanced partition has its static memory over the cap (an error of
+/// ir::validate in `errors`), the problem is re-cut as ir::fit_static finds and `errors`
+/// revalidated; where no partition can fit, the error says by how much the cap falls short.
+void fit_auto_partition(Context& cx, std::vector<ir::ProblemError>& errors);
 
 /// `schedule = ...`: the source, and for explicit schedules the checked orders.
 void check_schedule(Context& cx, const ast::ScheduleValue& s);
