@@ -38,8 +38,7 @@ std::optional<std::vector<int32_t>> partition_counts(Context& cx, const Value* p
       for (const Value& item : stage.items) {
         if (!item.is(Value::Kind::String)) {
           cx.report.error(DiagKind::WrongType, item.loc,
-                           "a torchtitan module name is a quoted string, e.g. \"layers.0\", got " +
-                               describe(item));
+                          "a torchtitan module name is a quoted string, e.g. \"layers.0\", got " + describe(item));
           return std::nullopt;
         }
         names.back().push_back(item.string);
@@ -47,8 +46,8 @@ std::optional<std::vector<int32_t>> partition_counts(Context& cx, const Value* p
     }
     if (names.size() != static_cast<size_t>(S)) {
       cx.report.error(DiagKind::BadValue, partition->loc,
-                       "`model.partition` as torchtitan's module lists: " + std::to_string(S) +
-                           " lists, one a stage, got " + std::to_string(names.size()));
+                      "`model.partition` as torchtitan's module lists: " + std::to_string(S) +
+                          " lists, one a stage, got " + std::to_string(names.size()));
       return std::nullopt;
     }
     std::string error;
@@ -78,18 +77,18 @@ std::optional<std::vector<int32_t>> partition_counts(Context& cx, const Value* p
     }
     if (counts.size() != static_cast<size_t>(S) || sum != layers) {
       cx.report.error(DiagKind::BadValue, partition->loc,
-                       "`model.partition` lists the layers of each stage: " + std::to_string(S) +
-                           " numbers summing to " + std::to_string(layers) + ", got " +
-                           std::to_string(counts.size()) + " summing to " + std::to_string(sum));
+                      "`model.partition` lists the layers of each stage: " + std::to_string(S) +
+                          " numbers summing to " + std::to_string(layers) + ", got " + std::to_string(counts.size()) +
+                          " summing to " + std::to_string(sum));
       return std::nullopt;
     }
   } else {
     if (!partition->is(Value::Kind::Invalid))
       cx.report.error(DiagKind::WrongType, partition->loc,
-                       "`model.partition` needs `balanced`, `auto`, a list of layers per stage, a Megatron-Core "
-                       "layout string or torchtitan's module lists, got " +
-                           describe(*partition) +
-                           did_you_mean_suffix(partition->text, std::array<std::string_view, 2>{"balanced", "auto"}));
+                      "`model.partition` needs `balanced`, `auto`, a list of layers per stage, a Megatron-Core "
+                      "layout string or torchtitan's module lists, got " +
+                          describe(*partition) +
+                          did_you_mean_suffix(partition->text, std::array<std::string_view, 2>{"balanced", "auto"}));
     return std::nullopt;
   }
   return counts;
