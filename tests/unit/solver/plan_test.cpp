@@ -206,7 +206,7 @@ TEST_CASE("the plan bound is below the best solved schedule of every partition w
     if (parts.size() > 40) continue;
     Problem balanced = with_partition(p, c.model, balanced_partition(c.model, p.num_stages()));
     if (!validate(balanced).empty()) continue;
-    solver::SolveResult loose = solver::synthesize(balanced, test::deterministic(0.1));
+    solver::SolveResult loose = solver::synthesize(balanced, test::deterministic(0.05));
     if (!loose.schedule) continue;
     const std::vector<double> peaks = peak_memory(*loose.schedule);
     p.memory.cap = PerStage::of(
@@ -218,7 +218,7 @@ TEST_CASE("the plan bound is below the best solved schedule of every partition w
       Problem q = with_partition(p, c.model, counts);
       if (!validate(q).empty()) continue;
       least_area = std::min(least_area, area_of(q));
-      solver::SolveResult r = solver::synthesize(q, test::deterministic(0.1));
+      solver::SolveResult r = solver::synthesize(q, test::deterministic(0.05));
       if (r.schedule && r.status != solver::SolveStatus::Infeasible && verify(*r.schedule).empty())
         best = std::min(best, r.objective);
     }
