@@ -292,6 +292,38 @@ StaticFit fit_static(const Problem& base, const Model& model) {
   return out;
 }
 
+std::optional<double> least_cap_any_partition(const Problem& base, const Model& model) {
+  const int32_t S = base.num_stages(), L = model.num_layers();
+  if (!base.memory.cap || !base.memory.cap->is_uniform() || base.num_directions() != 1 || base.stages_per_rank != 1 ||
+      !model.deltas_follow || S < 1 || static_cast<double>(S) * (L + 1.0) * (L + 1.0) > 4e8)
+    return std::nullopt;
+  const Problem empty = with_partition(base, model, std::vector<int32_t>(static_cast<size_t>(S), 0));
+  std::vector<double> held(static_cast<size_t>(L) + 1, 0);  // prefix sums of static + activations
+  for (int32_t i = 0; i < L; ++i) {
+    const LayerKind& k = model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])];
+    held[static_cast<size_t>(i) + 1] = held[static_cast<size_t>(i)] + k.static_memory + k.memory;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> dp(static_cast<size_t>(L) + 1, inf), next(dp.size());
+  dp[0] = -inf;
+  for (int32_t s = 0; s < S; ++s) {
+    const auto z = static_cast<size_t>(s);
+    // A rank's other stages: none (one stage a rank), so its static is this stage's.
+    const double fixed = empty.memory.static_memory.at(z) + empty.memory.F.at(z);
+    std::fill(next.begin(), next.end(), inf);
+    for (int32_t c = 0; c <= L; ++c) {
+      if (dp[static_cast<size_t>(c)] == inf) continue;
+      for (int32_t n = s == S - 1 ? L - c : 0; n <= L - c; ++n) {
+        const double v = std::max(dp[static_cast<size_t>(c)],
+                                  fixed + held[static_cast<size_t>(c + n)] - held[static_cast<size_t>(c)]);
+        next[static_cast<size_t>(c + n)] = std::min(next[static_cast<size_t>(c + n)], v);
+      }
+    }
+    dp.swap(next);
+  }
+  return dp[static_cast<size_t>(L)] == inf ? std::nullopt : std::optional<double>(dp[static_cast<size_t>(L)]);
+}
+
 StageSums stage_sums(const Model& m, int32_t stage, int32_t num_stages, int32_t first, int32_t count) {
   // Sums of the layers' values counted in their ticks, so that a stage's value is exactly the sum
   // of its layers' decimals (a sum of doubles drifts off the tick, and validate() would refuse

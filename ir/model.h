@@ -84,6 +84,16 @@ struct StaticFit {
 };
 StaticFit fit_static(const Problem& base, const Model& model);
 
+/// The least uniform cap any partition of `model` could fit, with any order and any
+/// recomputation: each rank holds its static memory and, when a backward starts, that
+/// microbatch's whole activations on the stage (a recomputed forward is whole again by then), so
+/// a partition needs at least the largest static + activation over its stages; the least of
+/// that over every partition, by a dynamic program over contiguous cuts. One direction, one
+/// stage per rank, a uniform cap and the deltas following F (memory.B and W not stated) only;
+/// nullopt otherwise. A lower bound on the cap: a cap below it fits no plan; one at or above it
+/// may still not.
+std::optional<double> least_cap_any_partition(const Problem& base, const Model& model);
+
 /// torchtitan's `parallelism.module_fqns_per_model_part`: per stage, in model order, the names of
 /// the modules it runs in a Llama-style model: `tok_embeddings` (the embedding, stage 0 only),
 /// `layers.N` (body layer N, every layer once, in order), `norm` and `output` (the head, the last

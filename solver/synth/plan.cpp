@@ -373,8 +373,9 @@ class Planner {
     out.solve = *c.result;
     if (!best_) {
       // None fits: the first tried candidate's reason, said to be that plan's (a smaller cap may
-      // suit another partition or shape, so its smallest cap is not the space's).
-      if (cands_.size() > 1 && out.solve.infeasible) {
+      // suit another partition or shape, so its smallest cap is not the space's); where the space
+      // is one stage a rank, a cap below what every partition needs is proved too small for all.
+      if ((space_.model || cands_.size() > 1) && out.solve.infeasible) {
         Infeasibility& why = *out.solve.infeasible;
         std::string plan = std::string(ir::to_string(c.shape.placement)) + ", " + std::to_string(c.vpp) +
                            (c.vpp == 1 ? " stage" : " stages") + " per rank";
@@ -382,10 +383,23 @@ class Planner {
           plan += ", layers";
           for (int32_t n : c.counts) plan += " " + std::to_string(n);
         }
-        why.explanation = "none of the plan's " + std::to_string(cands_.size()) +
-                          " candidates fits; with the first tried (" + plan + "), " + why.explanation;
-        if (why.smallest_cap > 0)
-          why.explanation += " (that plan fits a cap of " + format_number(why.smallest_cap) + ")";
+        std::optional<double> least;
+        if (space_.model && !space_.vpp_auto && !space_.placement_auto && c.vpp == 1)
+          least = ir::least_cap_any_partition(c.problem, *space_.model);
+        const double cap = c.problem.memory.cap ? c.problem.memory.cap->at(0) : 0;
+        if (least && *least > cap) {
+          why.explanation = "every partition of the model's " + std::to_string(space_.model->num_layers()) +
+                            " layers needs at least " + format_number(*least) + c.problem.memory_unit +
+                            " on some rank (a stage's static memory and one microbatch's whole activations when its "
+                            "backward starts, which recomputation cannot lower), above the cap of " +
+                            format_number(cap) + c.problem.memory_unit;
+        } else {
+          why.explanation = "none of the plan's " + std::to_string(cands_.size()) +
+                            (cands_.size() == 1 ? " candidate" : " candidates") + " fits; with the first tried (" +
+                            plan + "), " + why.explanation;
+          if (why.smallest_cap > 0)
+            why.explanation += " (that plan fits a cap of " + format_number(why.smallest_cap) + ")";
+        }
         why.smallest_cap = 0;
       }
       return out;
