@@ -379,23 +379,41 @@ TEST_CASE("solve_plan: the plan bound sits on the time tick, as every makespan d
   CHECK(plan.solve.lower_bound <= plan.solve.objective);
 }
 
-TEST_CASE("solve_plan: where the balanced partition's static memory is over the cap, a partition that fits") {
-  // The balanced partition gives a middle rank five layers, over the cap; only four a rank fit
-  // (ir::fit_static's partition, which the frontend starts `partition = auto` from).
-  Case c = capped_model(4, 16, 70);
+namespace {
+
+// Layers whose static memory only four a rank can hold (15 GiB each, 16 of them on 4 ranks, the
+// embedding's and the head's 4 GiB beside), the plan searching every shape from ir::fit_static's
+// partition, as the frontend starts `partition = auto`.
+struct StaticHeavy {
+  Case c;
+  ir::StaticFit fit;
+  std::optional<solver::PlanResult> plan;
+};
+StaticHeavy static_heavy(double cap) {
+  StaticHeavy out{capped_model(4, 16, cap), {}, {}};
+  Case& c = out.c;
   c.base.microbatches = 16;
   c.model.kinds = {
       {"layer", 1, 1, 0.8, 1, 15, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
-  const std::vector<int32_t> balanced = balanced_partition(c.model, 4);
-  REQUIRE_FALSE(validate(with_partition(c.base, c.model, balanced)).empty());
-  const ir::StaticFit fit = ir::fit_static(c.base, c.model);
-  REQUIRE(fit.counts);
+  out.fit = ir::fit_static(c.base, c.model);
+  if (!out.fit.counts) return out;
   solver::PlanSpace space;
-  space.base = with_partition(c.base, c.model, *fit.counts);
+  space.base = with_partition(c.base, c.model, *out.fit.counts);
   space.model = &c.model;
   space.vpp_auto = true;
   space.placement_auto = true;
-  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(2));
+  out.plan = solver::solve_plan(space, test::deterministic(2));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("solve_plan: where the balanced partition's static memory is over the cap, a partition that fits") {
+  // The balanced partition gives a middle rank five layers, over the cap.
+  StaticHeavy h = static_heavy(70);
+  REQUIRE_FALSE(validate(with_partition(h.c.base, h.c.model, balanced_partition(h.c.model, 4))).empty());
+  REQUIRE(h.plan);
+  const solver::PlanResult& plan = *h.plan;
   REQUIRE(plan.solve.schedule);
   CHECK(plan.solve.status != solver::SolveStatus::Infeasible);
   CHECK(verify(*plan.solve.schedule).empty());
@@ -403,22 +421,14 @@ TEST_CASE("solve_plan: where the balanced partition's static memory is over the 
 }
 
 TEST_CASE("solve_plan: where no candidate fits, the first tried one's reason, said to be that plan's") {
-  // As above at a cap of 68: only four layers a rank fit the static memory, and then the last
-  // rank cannot hold one microbatch's activations. The partition that fits is tried (not every
-  // candidate skipped as invalid), and its smallest cap is not claimed for the whole space.
-  Case c = capped_model(4, 16, 68);
-  c.base.microbatches = 16;
-  c.model.kinds = {
-      {"layer", 1, 1, 0.8, 1, 15, 0}, {"embedding", 0.2, 0.2, 0.2, 0.5, 4, 0}, {"head", 1.5, 1.5, 1, 2, 4, 0}};
-  const ir::StaticFit fit = ir::fit_static(c.base, c.model);
-  REQUIRE(fit.counts);
-  CHECK(*fit.counts == std::vector<int32_t>{4, 4, 4, 4});
-  solver::PlanSpace space;
-  space.base = with_partition(c.base, c.model, *fit.counts);
-  space.model = &c.model;
-  space.vpp_auto = true;
-  space.placement_auto = true;
-  solver::PlanResult plan = solver::solve_plan(space, test::deterministic(2));
+  // At a cap of 68 only four layers a rank fit the static memory, and then the last rank cannot
+  // hold one microbatch's activations. The partition that fits is tried (not every candidate
+  // skipped as invalid), and its smallest cap is not claimed for the whole space.
+  StaticHeavy h = static_heavy(68);
+  REQUIRE(h.fit.counts);
+  CHECK(*h.fit.counts == std::vector<int32_t>{4, 4, 4, 4});
+  REQUIRE(h.plan);
+  const solver::PlanResult& plan = *h.plan;
   CHECK(plan.error.empty());
   REQUIRE(plan.solve.status == solver::SolveStatus::Infeasible);
   REQUIRE(plan.solve.infeasible);
