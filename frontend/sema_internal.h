@@ -1,7 +1,9 @@
 #pragma once
 // Shared by the sema files: the checking context and value conversions. Not part of the API.
 
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,18 @@ struct Context {
   Spec spec;
   /// False once any problem field had an error: checks that need the problem's sizes are skipped.
   bool problem_ok = true;
+};
+
+/// The file's top-level statements (the first of each key) and its `layer NAME { ... }` kinds, by
+/// name and in the order written.
+struct Statements {
+  std::map<std::string_view, const ast::Stmt*> top;
+  std::map<std::string_view, const ast::Stmt*> kinds;
+  std::vector<const ast::Stmt*> kind_order;
+  const ast::Stmt* find(std::string_view key) const {
+    auto it = top.find(key);
+    return it == top.end() ? nullptr : it->second;
+  }
 };
 
 /// What a value is, for "got ..." in messages: "number `4.5`", "name `four`", "a list".
@@ -44,8 +58,28 @@ bool no_unit(Context& cx, const ast::Value& v, std::string_view what);
 /// duplicates are reported, values must be numbers, names, strings or lists of numbers.
 ir::Params to_params(Context& cx, const ast::Block& block, std::string_view owner);
 
+/// The entries of block statement `s` (nullptr: none; its first of each key), named `key` in
+/// messages; a value where the block belongs, unknown and repeated keys are reported (with
+/// `example` as the block's spelling) and fail the problem.
+std::vector<const ast::Entry*> block_entries(Context& cx, const ast::Stmt* s, const std::string& key,
+                                             std::span<const std::string_view> keys, const char* example);
+
 /// Reports a second occurrence of a key, with a note at the first.
 void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc first);
+
+/// The units the model's blocks were written in, per dimension (nullptr: plain numbers).
+struct ModelUnits {
+  const Unit* time = nullptr;
+  const Unit* memory = nullptr;
+};
+
+/// `model { layers = ...  partition = ... }` with its `layer`, `layer NAME`, `embedding` and `head`
+/// blocks (sema_model.cpp): the model into `spec.model`, the per-stage costs and memory it derives
+/// into the problem; fails the problem on an error (reported).
+ModelUnits check_model(Context& cx, const Statements& stmts);
+/// The model's values in the units the problem ended in (complete_problem may pick a finer unit
+/// written elsewhere in the file: a cost in `us` beside layers in `ms`).
+void express_model(Context& cx, const ModelUnits& written);
 
 /// `model { partition = ... }` as layer counts per stage (`S` stages, `layers` body layers of
 /// `model`): `balanced` (the default, also where `partition` is absent) and `auto` the balanced

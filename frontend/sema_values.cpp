@@ -1,10 +1,12 @@
 // Value conversions shared by the sema files.
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "frontend/lexer.h"
 #include "frontend/sema_internal.h"
+#include "frontend/suggest.h"
 #include "support/numbers.h"
 #include "support/units.h"
 
@@ -26,6 +28,39 @@ std::string describe(const Value& v) {
 void duplicate(Context& cx, std::string_view what, SourceLoc second, SourceLoc first) {
   if (cx.report.error(DiagKind::DuplicateKey, second, std::string(what) + " is given twice"))
     cx.report.note(first, "first given here");
+}
+
+std::vector<const ast::Entry*> block_entries(Context& cx, const ast::Stmt* s, const std::string& key,
+                                             std::span<const std::string_view> keys, const char* example) {
+  if (!s) return {};
+  const auto* b = std::get_if<ast::Block>(&s->body);
+  if (!b) {
+    const Value& v = std::get<Value>(s->body);
+    cx.report.error(DiagKind::WrongType, v.loc,
+                    quote(key) + " is a block, write `" + key + " { " + example + " }`, got " + describe(v));
+    cx.problem_ok = false;
+    return {};
+  }
+  std::vector<const ast::Entry*> out;
+  std::map<std::string_view, SourceLoc> seen;
+  for (const ast::Entry& e : b->entries) {
+    if (std::find(keys.begin(), keys.end(), e.key.text) == keys.end()) {
+      std::string hint = did_you_mean_suffix(e.key.text, keys);
+      cx.report.error(DiagKind::UnknownKey, e.key.loc,
+                      "unknown key " + quote(e.key.text) + " in " + quote(key) +
+                          (hint.empty() ? ", expected one of " + one_of(keys) : hint));
+      cx.problem_ok = false;
+      continue;
+    }
+    auto [it, fresh] = seen.emplace(e.key.text, e.key.loc);
+    if (!fresh) {
+      duplicate(cx, quote(key + "." + std::string(e.key.text)), e.key.loc, it->second);
+      cx.problem_ok = false;
+      continue;
+    }
+    out.push_back(&e);
+  }
+  return out;
 }
 
 bool no_unit(Context& cx, const Value& v, std::string_view what) {

@@ -159,10 +159,7 @@ StaticFit fit_static(const Problem& base, const Model& model) {
   for (int32_t r = 0; r < pp; ++r)
     room[static_cast<size_t>(r)] = *base.stated_cap_of(RankId(r)) - empty.static_of(RankId(r));
   auto fits = [&](const std::vector<int32_t>& counts) {
-    const Problem q = with_partition(base, model, counts);
-    for (int32_t r = 0; r < pp; ++r)
-      if (q.static_of(RankId(r)) > *q.stated_cap_of(RankId(r))) return false;
-    return true;
+    return !with_partition(base, model, counts).static_over_cap();
   };
   auto static_of = [&](int32_t i) {
     return model.kinds[static_cast<size_t>(model.layers[static_cast<size_t>(i)])].static_memory;

@@ -136,6 +136,13 @@ double Problem::static_of(RankId rank) const {
   return sum;
 }
 
+std::optional<RankId> Problem::static_over_cap() const {
+  if (!memory.cap || !has_static_memory()) return std::nullopt;
+  for (int32_t r = 0; r < ranks; ++r)
+    if (static_of(RankId(r)) > *stated_cap_of(RankId(r))) return RankId(r);
+  return std::nullopt;
+}
+
 std::optional<double> Problem::cap_of(RankId rank) const {
   if (!memory.cap) return std::nullopt;
   return memory.cap->at(rank.index()) - static_of(rank);
@@ -374,16 +381,12 @@ std::vector<ProblemError> validate(const Problem& p) {
   check_per_stage(p.memory.static_memory, stages, "stage", Field::MemoryStatic, true, out);
   check_recompute(p, stages, out);
   if (out.empty()) check_fixed_point_sums(p, out);
-  if (out.empty() && p.memory.cap && p.has_static_memory())
-    for (int32_t r = 0; r < p.ranks; ++r) {
-      double stat = p.static_of(RankId(r)), cap = *p.stated_cap_of(RankId(r));
-      if (stat <= cap) continue;
+  if (out.empty())
+    if (const std::optional<RankId> r = p.static_over_cap())
       out.push_back({Field::MemoryStatic, DiagKind::CapInfeasible,
-                     "rank " + std::to_string(r) + "'s static memory (" + format_number(stat) +
-                         ", `memory.static` of the stages it holds) is above its cap of " + format_number(cap) +
-                         ": no schedule fits, whatever its activations"});
-      break;
-    }
+                     "rank " + std::to_string(r->index()) + "'s static memory (" + format_number(p.static_of(*r)) +
+                         ", `memory.static` of the stages it holds) is above its cap of " +
+                         format_number(*p.stated_cap_of(*r)) + ": no schedule fits, whatever its activations"});
   return out;
 }
 

@@ -139,6 +139,9 @@ struct Problem {
   /// The static memory a rank holds: `memory.static` of every stage placed on it, per direction.
   double static_of(RankId rank) const;
   bool has_static_memory() const;
+  /// The first rank whose static memory is above its stated cap (no schedule fits it, whatever
+  /// its activations), or nullopt when every rank's fits or there is no cap.
+  std::optional<RankId> static_over_cap() const;
 };
 
 /// One semantic error in a problem, located by the field it concerns (Field::StagesPerRank,

@@ -161,11 +161,7 @@ class Planner {
       if (space_.model) {
         parts.push_back(ir::balanced_partition(*space_.model, q.num_stages()));
         // Where the balanced partition's static memory is over the cap, one whose static fits.
-        const ir::Problem b = ir::with_partition(q, *space_.model, parts.back());
-        bool over = false;
-        for (int32_t r = 0; b.memory.cap && r < b.ranks; ++r)
-          over |= b.static_of(ir::RankId(r)) > *b.stated_cap_of(ir::RankId(r));
-        if (over)
+        if (ir::with_partition(q, *space_.model, parts.back()).static_over_cap())
           if (ir::StaticFit fit = ir::fit_static(q, *space_.model); fit.counts) parts.push_back(std::move(*fit.counts));
         for (Counts& c : memory_aware_partitions(q, *space_.model))
           if (std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(std::move(c));
