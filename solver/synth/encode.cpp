@@ -5,6 +5,13 @@
 
 namespace schedc::solver {
 
+uint64_t TimeIndexedModel::rlimit_count() const {
+  const z3::stats st = solver_.statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count") return static_cast<uint64_t>(st.uint_value(i));
+  return 0;
+}
+
 namespace {
 // Z3 catches SIGINT during a check by default and only ends that check; schedc's own handler
 // (tools/schedc/interrupt.cpp) must see it, and interrupts Z3 itself (search.cpp).

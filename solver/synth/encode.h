@@ -53,6 +53,9 @@ class TimeIndexedModel {
   /// Adds `bound` as proved infeasible (learned clauses stay).
   void forbid(int32_t bound);
   z3::solver& solver() { return solver_; }
+  /// Z3's deterministic work count ("rlimit count") of this model's solver so far: what the
+  /// deterministic budgets are charged.
+  uint64_t rlimit_count() const;
 
  private:
   z3::expr y(size_t a, int32_t t) const;

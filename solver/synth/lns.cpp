@@ -269,9 +269,7 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   if (!model.feasible_horizon()) return std::nullopt;
   model.solver().set(limits());
   z3::check_result result = model.probe(horizon);
-  z3::stats st = model.solver().statistics();
-  for (unsigned i = 0; i < st.size(); ++i)
-    if (st.key(i) == "rlimit count") stats.rlimit += static_cast<uint64_t>(st.uint_value(i));
+  stats.rlimit += model.rlimit_count();
   if (result != z3::sat) return std::nullopt;
 
   // Splice: pre order, the window's new order, then near and far in their old order.

@@ -442,7 +442,7 @@ class Planner {
       r.lower_bound = 0;
       r.bound_reason = "none (dropped: a valid schedule was below it)";
     }
-    r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
+    r.gap = relative_gap(r.objective, r.lower_bound);
     const bool proved = r.objective <= r.lower_bound + 1e-9 * std::max(1.0, std::abs(r.objective));
     r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
     if (!proved && r.bound_error.empty()) r.bound_reason = "the least bound over every plan of the space searched";

@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "solver/synth/synthesize.h"
 #include "support/numbers.h"
 
 namespace schedc::solver {
@@ -38,7 +39,7 @@ std::string ProgressReporter::format(const ProgressState& state, double seconds)
     return line.str();
   }
   double bound = state.bound.value_or(0);
-  double gap = *state.best > 0 ? (*state.best - bound) / *state.best : 0;
+  double gap = relative_gap(*state.best, bound);
   line << "solve: best " << format_number(*state.best) << unit << " (" << state.found_by << "), bound "
        << format_number(bound) << unit << ", gap " << std::setprecision(1) << 100 * gap << "%, " << std::setprecision(1)
        << seconds << " s";

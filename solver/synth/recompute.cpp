@@ -354,7 +354,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   const bool proved = r.bound_error.empty() && c.value <= r.lower_bound + 1e-9 * std::max(1.0, c.value);
   r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
   if (proved) r.lower_bound = c.value;
-  r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
+  r.gap = relative_gap(r.objective, r.lower_bound);
   r.seconds = elapsed();
   r.interrupted = options.stop && options.stop->load();
   ir::Schedule s = std::move(c.schedule);

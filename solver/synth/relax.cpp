@@ -62,11 +62,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
     ++out.probes;
-    if (o.used) {
-      z3::stats st = model.solver().statistics();
-      for (unsigned i = 0; i < st.size(); ++i)
-        if (st.key(i) == "rlimit count") o.used(static_cast<uint64_t>(st.uint_value(i)));
-    }
+    if (o.used) o.used(model.rlimit_count());
     if (r == z3::unsat) {
       proved = probe;
       model.forbid(probe);

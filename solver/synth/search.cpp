@@ -60,7 +60,7 @@ bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& 
       return std::nullopt;
     };
     if (p.key == "time_limit") {
-      if (auto v = want_number(0.01, 86400)) o.time_limit_s = *v;
+      if (auto v = want_number(kMinTimeLimit, kMaxTimeLimit)) o.time_limit_s = *v;
     } else if (p.key == "deterministic") {
       if (auto v = want_bool()) o.deterministic = *v;
     } else if (p.key == "families") {
@@ -321,9 +321,7 @@ void Search::z3_search() {
                    : r == z3::unsat ? "unsat"
                                     : "unknown",
                    elapsed());
-    z3::stats st = model.solver().statistics();
-    for (unsigned i = 0; i < st.size(); ++i)
-      if (st.key(i) == "rlimit count") rlimit_used_ = used_before + static_cast<uint64_t>(st.uint_value(i));
+    rlimit_used_ = used_before + model.rlimit_count();
     if (r == z3::sat) {
       int32_t model_makespan = probe;
       ir::Schedule s = to_schedule(*inst, model.orders(&model_makespan));
@@ -672,7 +670,7 @@ SolveResult Search::run() {
   r.bound_reason = bound_reason_;
   r.bound_error = bound_error_;
   r.warnings = warnings_;
-  r.gap = r.objective > 0 ? (r.objective - r.lower_bound) / r.objective : 0;
+  r.gap = relative_gap(r.objective, r.lower_bound);
   r.incumbent = first_incumbent_;
   r.incumbent_value = first_incumbent_value_;
   r.seconds = elapsed();

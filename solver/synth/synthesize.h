@@ -74,6 +74,12 @@ struct SolveOptions {
 /// When not, `why` (if given) names the first difference, e.g. "microbatches 16, not 32".
 bool same_shape(const ir::Problem& a, const ir::Problem& b, std::string* why = nullptr);
 
+/// How far `objective` is above the proved `lower_bound`, as a share of the objective (0 when the
+/// objective is 0): the gap every solve, plan and progress line reports.
+inline double relative_gap(double objective, double lower_bound) {
+  return objective > 0 ? (objective - lower_bound) / objective : 0;
+}
+
 enum class SolveStatus { Optimal, Feasible, Infeasible };
 std::string_view to_string(SolveStatus s);
 
