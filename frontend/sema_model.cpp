@@ -114,8 +114,7 @@ class ModelChecker {
     auto kind_of = [&](const Value& w) -> std::optional<int32_t> {
       if (!w.is(Value::Kind::Word)) {
         if (!w.is(Value::Kind::Invalid))
-          cx_.report.error(DiagKind::WrongType, w.loc,
-                           "a `model.layers` item names a layer kind, got " + describe(w));
+          cx_.report.error(DiagKind::WrongType, w.loc, "a `model.layers` item names a layer kind, got " + describe(w));
         return std::nullopt;
       }
       auto it = std::find(names.begin(), names.end(), w.text);
@@ -345,7 +344,6 @@ class ModelChecker {
     units_ = {time_unit, memory_unit};
     cx_.spec.model = std::move(model);
   }
-
 
   ModelUnits units() const { return units_; }
 
