@@ -51,8 +51,8 @@ class ModelChecker {
     out.loc = s->name ? s->name->loc : s->key.loc;
     out.name = key;
     bool ok = true;
-    for (const ast::Entry* e : block_entries(
-             s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB  input = 16MiB")) {
+    for (const ast::Entry* e : sema::block_entries(
+             cx_, s, key, kPartKeys, "F = 3ms  B = 3ms  W = 2.4ms  memory = 300MiB  static = 2.5GiB  input = 16MiB")) {
       const Value& v = e->value;
       std::string field = std::string(key) + "." + std::string(e->key.text);
       if (!v.is(Value::Kind::Number)) {
@@ -198,7 +198,8 @@ class ModelChecker {
     }
     const Value* layers_value = nullptr;
     const Value* partition = nullptr;
-    for (const ast::Entry* e : block_entries("model", kModelKeys, "layers = 32  partition = balanced")) {
+    for (const ast::Entry* e :
+         sema::block_entries(cx_, find("model"), "model", kModelKeys, "layers = 32  partition = balanced")) {
       if (e->key.text == "layers") layers_value = &e->value;
       else partition = &e->value;
     }
@@ -351,14 +352,6 @@ class ModelChecker {
   const ast::Stmt* find(std::string_view key) const { return stmts_.find(key); }
   const ast::Stmt* find(ir::Field field) const { return find(ir::to_string(field)); }
   void fail() { cx_.problem_ok = false; }
-  std::vector<const ast::Entry*> block_entries(const char* key, std::span<const std::string_view> keys,
-                                               const char* example) {
-    return sema::block_entries(cx_, find(key), key, keys, example);
-  }
-  std::vector<const ast::Entry*> block_entries(const ast::Stmt* s, const std::string& key,
-                                               std::span<const std::string_view> keys, const char* example) {
-    return sema::block_entries(cx_, s, key, keys, example);
-  }
 
   Context& cx_;
   ir::Problem& p_;
