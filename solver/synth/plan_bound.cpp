@@ -104,6 +104,37 @@ double work_bound(const ir::Problem& p, const StageCosts& c) {
   return best;
 }
 
+// The least largest b[r] + x_r w over integers x_r >= 0 with sum n: where n more layers, each at
+// least w of work on whichever rank it lands, go to ranks that already hold b[r] (the caller's
+// scratch copy, reordered here). The continuous water level lambda (sum max(0, lambda - b[r]) =
+// n w) is below it, and lambda + w above (at most one layer short on every rank below the level),
+// so the answer is the first level in [lambda, lambda + w] at which the ranks take n whole layers:
+// each rank's next whole layer is one candidate. Near ties count a layer more (1e-9 of one), so
+// rounding only ever lowers the answer, and never below lambda.
+double least_spread(std::vector<double>& b, int64_t n, double w) {
+  std::sort(b.begin(), b.end());
+  if (n <= 0 || !(w > 0) || b.empty()) return b.empty() ? 0.0 : b.back();
+  double sum = 0, lambda = 0;
+  for (size_t j = 0; j < b.size(); ++j) {
+    sum += b[j];
+    lambda = (sum + static_cast<double>(n) * w) / static_cast<double>(j + 1);
+    if (j + 1 == b.size() || lambda <= b[j + 1]) break;
+  }
+  int64_t have = 0;
+  std::vector<double> next;
+  next.reserve(b.size());
+  for (double v : b) {
+    const double k = v <= lambda ? std::floor((lambda - v) / w + 1e-9) : 0;
+    have += static_cast<int64_t>(k);
+    next.push_back(v + (k + 1) * w);
+  }
+  const int64_t need = n - have;
+  if (need <= 0) return std::max(lambda, b.back());
+  if (need > static_cast<int64_t>(next.size())) return std::max(lambda, b.back());  // rounding: the level stands
+  std::nth_element(next.begin(), next.begin() + (need - 1), next.end());
+  return std::max({lambda, b.back(), next[static_cast<size_t>(need - 1)]});
+}
+
 }  // namespace
 
 // The bounds of a partition space by dynamic programming over the stages: terms of one stage
@@ -366,8 +397,13 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     fwd_of[static_cast<size_t>(i)] = k.F;
   }
   std::vector<double> suffix_sure(static_cast<size_t>(L) + 1, 0);  // [i]: layers 0..i-1
-  for (int32_t i = 0; i < L; ++i)
+  // least_sure[i]: the least sure work of one of the layers 0..i-1.
+  std::vector<double> least_sure(static_cast<size_t>(L) + 1, std::numeric_limits<double>::infinity());
+  for (int32_t i = 0; i < L; ++i) {
     suffix_sure[static_cast<size_t>(i) + 1] = suffix_sure[static_cast<size_t>(i)] + sure_of[static_cast<size_t>(i)];
+    least_sure[static_cast<size_t>(i) + 1] = std::min(least_sure[static_cast<size_t>(i)],
+                                                      sure_of[static_cast<size_t>(i)]);
+  }
   std::vector<double> sure = fixed.sure, fwd = fixed.forward;
   std::vector<double> rank_work(static_cast<size_t>(pp), 0);
   std::vector<std::vector<std::pair<int32_t, int64_t>>> holders(static_cast<size_t>(S));  // rank, microbatches
@@ -477,11 +513,19 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
     return best;
   };
   // `end`: the layers 0..end-1 are still to place, on stages 0..s (s the next to get layers).
+  // A rank's term: its work after its first input can arrive (heads of the stages placed so far,
+  // which only grow). The layers still to place land whole on the ranks of the stages still
+  // empty, so one of those ranks ends with at least their average work, and (one direction: a
+  // stage's layers on one rank) at least what the least even spread of whole layers, each at
+  // least the least of their sure work, gives it (least_spread).
+  std::vector<double> term(static_cast<size_t>(pp)), spread;
+  const bool whole_layers = base.num_directions() == 1;
   auto bound_now = [&](int32_t s, int32_t end) {
     double best = memory_bound(), head = 0;
 
     for (int32_t r = 0; r < pp; ++r) {
-      best = std::max(best, (heads ? head : 0) + rank_work[static_cast<size_t>(r)]);
+      term[static_cast<size_t>(r)] = (heads ? head : 0) + rank_work[static_cast<size_t>(r)];
+      best = std::max(best, term[static_cast<size_t>(r)]);
       head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
     }
     if (end > 0 && s >= 0) {
@@ -489,6 +533,11 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
       double total = base.microbatches * suffix_sure[static_cast<size_t>(end)];
       for (int32_t r : rs) total += rank_work[static_cast<size_t>(r)];
       best = std::max(best, total / static_cast<double>(rs.size()));
+      if (whole_layers) {
+        spread.clear();
+        for (int32_t r : rs) spread.push_back(term[static_cast<size_t>(r)]);
+        best = std::max(best, least_spread(spread, end, base.microbatches * least_sure[static_cast<size_t>(end)]));
+      }
     }
     return best;
   };

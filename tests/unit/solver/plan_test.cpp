@@ -165,6 +165,55 @@ TEST_CASE("the plan bound is below every valid schedule of every partition, at e
   CHECK(cut_short > 0);
 }
 
+// One microbatch's sure work of each rank of a partition's problem (one direction, no units):
+// its stages' forwards and backwards (the cheaper backward where the mode is mixed), with R
+// where everything is recomputed.
+std::vector<double> rank_work_of(const Problem& q) {
+  std::vector<double> work(static_cast<size_t>(q.ranks), 0);
+  for (int32_t s = 0; s < q.num_stages(); ++s) {
+    const double split = cost_of(q, B(0, s)) + cost_of(q, W(0, s)), fused = cost_of(q, BW(0, s));
+    double back = q.backward == BackwardMode::Split   ? split
+                  : q.backward == BackwardMode::Fused ? fused
+                                                      : std::min(split, fused);
+    if (q.recompute == Recompute::All) back += cost_of(q, R(0, s));
+    work[static_cast<size_t>(q.rank_of(0, StageId(s)).value)] += q.microbatches * (cost_of(q, F(0, s)) + back);
+  }
+  return work;
+}
+
+TEST_CASE("the plan bound at its root already counts whole layers on every rank") {
+  // With one kind of layer, every count of layers per rank is some partition's (each rank has a
+  // stage of its own), so the least over the partitions of their busiest rank's work is what the
+  // root's even spread of whole layers must reach, before any branching: with more stages than
+  // ranks, the average it had before stays below that wherever the layers do not divide evenly.
+  test::Rng rng(3107);
+  int checked = 0, above_average = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Case c = random_case(rng);
+    const auto& layers = c.model.layers;
+    if (c.base.num_directions() != 1 ||
+        std::any_of(layers.begin(), layers.end(), [&](int32_t k) { return k != layers.front(); }))
+      continue;
+    const int32_t S = c.base.num_stages();
+    double least = std::numeric_limits<double>::infinity(), average = 0;
+    for (const auto& counts : all_partitions(S, c.model.num_layers())) {
+      const std::vector<double> work = rank_work_of(with_partition(c.base, c.model, counts));
+      least = std::min(least, *std::max_element(work.begin(), work.end()));
+      double total = 0;
+      for (double x : work) total += x;
+      average = total / c.base.ranks;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    const solver::PartitionBound root = solver::partition_space_bound(c.base, c.model, inf, 0, 0);
+    INFO("trial " << trial << ", root bound " << root.value << ", least busiest rank " << least);
+    CHECK(root.value >= least - 1e-9 * std::max(1.0, least));
+    ++checked;
+    above_average += least > average + 1e-9 && c.base.stages_per_rank > 1;
+  }
+  CHECK(checked > 100);
+  CHECK(above_average > 10);  // cases the average alone would miss
+}
+
 // The memory area of one partition, computed here from its problem alone (docs/solver.md, "The
 // plan"): every (microbatch, stage)'s activations times the least time they stay (its F and the
 // round trip through the later stages; half of them through a split B), over the room of all
