@@ -512,6 +512,60 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
                                   last_b[static_cast<size_t>(r)]);
     return best;
   };
+  // Fill under the cap (ir::lower_bound's term 3, its head half): before rank r's first backward
+  // can start (at least H_B, the forward chain to the last stage and the backward chain down to
+  // r's latest stage), r runs only forwards and they all stay in memory, at most its room times
+  // its dearest forward per unit of activation; so r idles at least H_B - fill before it, and
+  // that idle time (like its head) comes before all of its work: the offset of its term, and of
+  // its share in the spread of the layers still to place. On a node: H_B only grows with layers, the room
+  // only shrinks, and a stage still to get layers has a ratio of at most the larger of its fixed
+  // part's and its possible layers' (a mediant), so the term bounds every completion. One
+  // direction, split or fused backwards (a chain of B or BW), no recomputation (memory_term).
+  const bool fill_term = memory_term && heads && base.backward != ir::BackwardMode::Mixed;
+  auto ratio = [](double f, double a) { return a > 0 ? f / a : f > 0 ? std::numeric_limits<double>::infinity() : 0.0; };
+  std::vector<double> fixed_ratio(static_cast<size_t>(S)), layer_ratio(static_cast<size_t>(L) + 1, 0);
+  std::vector<std::vector<int32_t>> stages_of(static_cast<size_t>(pp));
+  if (fill_term) {
+    for (int32_t t = 0; t < S; ++t) {
+      fixed_ratio[static_cast<size_t>(t)] = ratio(fixed.forward[static_cast<size_t>(t)], act[static_cast<size_t>(t)]);
+      stages_of[static_cast<size_t>(base.rank_of(0, ir::StageId(t)).value)].push_back(t);
+    }
+    for (int32_t i = 0; i < L; ++i)
+      layer_ratio[static_cast<size_t>(i) + 1] = std::max(
+          layer_ratio[static_cast<size_t>(i)], ratio(fwd_of[static_cast<size_t>(i)], act_of[static_cast<size_t>(i)]));
+  }
+  std::vector<double> head_b(static_cast<size_t>(S)), fwd_left(static_cast<size_t>(L) + 1, 0);  // [i]: layers 0..i-1
+  for (int32_t i = 0; i < L; ++i)
+    fwd_left[static_cast<size_t>(i) + 1] = fwd_left[static_cast<size_t>(i)] + fwd_of[static_cast<size_t>(i)];
+  // before_work[r]: what rank r surely idles before its work, by the fill term (0 without it).
+  std::vector<double> before_work(static_cast<size_t>(pp), 0);
+  auto fill_offsets = [&](int32_t s, int32_t end) {
+    if (!fill_term) return;
+    // head_b[t]: the least start of B(mb, t) (chain durations and the lags between ranks). Every
+    // layer still to place adds its forward to the chain wherever it lands.
+    double chain = fwd_left[static_cast<size_t>(end)];
+    for (int32_t t = 0; t < S; ++t)
+      chain += fwd[static_cast<size_t>(t)] + (t + 1 < S && change[0][static_cast<size_t>(t)] ? base.cost.comm : 0);
+    for (int32_t t = S - 1; t >= 0; --t) {
+      head_b[static_cast<size_t>(t)] = chain;
+      chain += back[static_cast<size_t>(t)] + (t > 0 && change[0][static_cast<size_t>(t - 1)] ? base.cost.comm : 0);
+    }
+    for (int32_t r = 0; r < pp; ++r) {
+      before_work[static_cast<size_t>(r)] = 0;
+      const auto& mine = stages_of[static_cast<size_t>(r)];
+      if (mine.empty()) continue;
+      double first_b = std::numeric_limits<double>::infinity(), most = 0;
+      for (int32_t t : mine) {
+        first_b = std::min(first_b, head_b[static_cast<size_t>(t)]);
+        most = std::max(most, t > s ? ratio(fwd[static_cast<size_t>(t)], act[static_cast<size_t>(t)])
+                                    : std::max(fixed_ratio[static_cast<size_t>(t)],
+                                               end > 0 ? layer_ratio[static_cast<size_t>(end)] : 0.0));
+      }
+      const double room = *base.stated_cap_of(ir::RankId(r)) - rank_static[static_cast<size_t>(r)];
+      if (!(room >= 0) || std::isinf(most)) continue;
+      before_work[static_cast<size_t>(r)] = std::max(0.0, first_b - room * most);
+    }
+  };
   // `end`: the layers 0..end-1 are still to place, on stages 0..s (s the next to get layers).
   // A rank's term: its work after its first input can arrive (heads of the stages placed so far,
   // which only grow). The layers still to place land whole on the ranks of the stages still
@@ -522,9 +576,10 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
   const bool whole_layers = base.num_directions() == 1;
   auto bound_now = [&](int32_t s, int32_t end) {
     double best = memory_bound(), head = 0;
-
+    fill_offsets(s, end);
     for (int32_t r = 0; r < pp; ++r) {
-      term[static_cast<size_t>(r)] = (heads ? head : 0) + rank_work[static_cast<size_t>(r)];
+      term[static_cast<size_t>(r)] = std::max(heads ? head : 0, before_work[static_cast<size_t>(r)]) +
+                                     rank_work[static_cast<size_t>(r)];
       best = std::max(best, term[static_cast<size_t>(r)]);
       head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
     }
