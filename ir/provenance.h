@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -14,9 +15,17 @@
 
 namespace schedc::ir {
 
+/// The status words of a solve record (`provenance.solve.status` in schedule JSON): the solver's
+/// SolveStatus spelled once, for what writes a record and what reads one back.
+inline constexpr std::string_view kStatusOptimal = "optimal";
+inline constexpr std::string_view kStatusFeasible = "feasible";
+inline constexpr std::string_view kStatusInfeasible = "infeasible";
+
 /// What `schedule = solve` did (docs/solver.md): its claim, the bound behind it, and counters.
 struct SolveRecord {
-  std::string status;  // "optimal" or "feasible" (any text read from a document)
+  std::string status;  // kStatusOptimal or kStatusFeasible (any text read from a document)
+  /// Whether the record claims a proved optimum (what `expect { optimal }` and --optimal test).
+  bool claims_optimal() const { return status == kStatusOptimal; }
   std::optional<double> objective;
   double lower_bound = 0;
   double gap = 0;         // (objective - lower_bound) / objective

@@ -318,11 +318,7 @@ int scale_rows(double time_limit) {
     std::printf("| %d | %d | %lld | %s | %s | %s | %.1f%% | %s | %s | %.1f | %+.1f |\n", z.pp, z.m,
                 static_cast<long long>(z.pp) * z.m * 3, z.cap > 0 ? format_number(z.cap).c_str() : "none",
                 r.schedule ? format_number(r.objective).c_str() : "-", format_number(r.lower_bound).c_str(),
-                100 * r.gap,
-                r.status == solver::SolveStatus::Optimal    ? "optimal"
-                : r.status == solver::SolveStatus::Feasible ? "feasible"
-                                                            : "infeasible",
-                found.c_str(), secs, secs - time_limit);
+                100 * r.gap, std::string(solver::to_string(r.status)).c_str(), found.c_str(), secs, secs - time_limit);
     std::fflush(stdout);
   }
   std::printf(

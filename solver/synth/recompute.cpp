@@ -362,7 +362,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   ir::Provenance prov = ir::Provenance::of("solve");
   ir::SolveRecord rec;
   if (r.schedule && r.schedule->provenance && r.schedule->provenance->solve) rec = *r.schedule->provenance->solve;
-  rec.status = proved ? "optimal" : "feasible";
+  rec.status = std::string(to_string(proved ? SolveStatus::Optimal : SolveStatus::Feasible));
   rec.objective = r.objective;
   rec.lower_bound = r.lower_bound;
   rec.gap = r.gap;

@@ -35,11 +35,11 @@ namespace schedc::solver {
 
 std::string_view to_string(SolveStatus s) {
   switch (s) {
-    case SolveStatus::Optimal: return "optimal";
-    case SolveStatus::Feasible: return "feasible";
-    case SolveStatus::Infeasible: return "infeasible";
+    case SolveStatus::Optimal: return ir::kStatusOptimal;
+    case SolveStatus::Feasible: return ir::kStatusFeasible;
+    case SolveStatus::Infeasible: return ir::kStatusInfeasible;
   }
-  return "feasible";
+  return ir::kStatusFeasible;
 }
 
 bool apply_solve_params(const ir::Params& params, SolveOptions& o, Diagnostics& diags) {
