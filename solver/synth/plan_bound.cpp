@@ -537,8 +537,11 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
   std::vector<double> head_b(static_cast<size_t>(S)), fwd_left(static_cast<size_t>(L) + 1, 0);  // [i]: layers 0..i-1
   for (int32_t i = 0; i < L; ++i)
     fwd_left[static_cast<size_t>(i) + 1] = fwd_left[static_cast<size_t>(i)] + fwd_of[static_cast<size_t>(i)];
-  // before_work[r]: what rank r surely idles before its work, by the fill term (0 without it).
-  std::vector<double> before_work(static_cast<size_t>(pp), 0);
+  // before_work[r]: what rank r surely idles before its work, by the fill term (0 without it);
+  // first_b_of[r], most_of[r]: its H_B and its dearest forward per unit of activation (infinite:
+  // no fill term on r).
+  std::vector<double> before_work(static_cast<size_t>(pp), 0), first_b_of(static_cast<size_t>(pp), 0),
+      most_of(static_cast<size_t>(pp), std::numeric_limits<double>::infinity());
   auto fill_offsets = [&](int32_t s, int32_t end) {
     if (!fill_term) return;
     // head_b[t]: the least start of B(mb, t) (chain durations and the lags between ranks). Every
@@ -562,6 +565,8 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
                                                end > 0 ? layer_ratio[static_cast<size_t>(end)] : 0.0));
       }
       const double room = *base.stated_cap_of(ir::RankId(r)) - rank_static[static_cast<size_t>(r)];
+      first_b_of[static_cast<size_t>(r)] = first_b;
+      most_of[static_cast<size_t>(r)] = most;
       if (!(room >= 0) || std::isinf(most)) continue;
       before_work[static_cast<size_t>(r)] = std::max(0.0, first_b - room * most);
     }
@@ -684,7 +689,72 @@ PartitionBound partition_space_bound(const ir::Problem& base, const ir::Model& m
         if (k == 0) break;
       }
   };
-  go(S - 1, L, 0);
+  // The root's spread with the rooms shrinking (one direction): every layer on rank r adds at
+  // least w (its least sure work over the microbatches) to r's work and at least s (the least
+  // static memory of a layer) to r's static memory, so r holds at most room_r / s layers (a plan
+  // over the cap is outside the space), and its fill shrinks by s times its ratio a layer. With x
+  // layers r's term is at least both
+  //   head_r + work_r + x w   and   H_B,r - (room_r - x s) most_r + work_r + x w,
+  // each nondecreasing in x; a makespan T allows at most X_r(T) layers on r, and a T with
+  // sum X_r(T) < L is below every plan. Bisection finds the largest such T, the floor of the whole
+  // branch and bound (counts err upwards by 1e-9 of a layer, so rounding only lowers it).
+  double root_floor = 0;
+  if (whole_layers && L > 0) {
+    fill_offsets(S - 1, L);
+    const double w = base.microbatches * least_sure[static_cast<size_t>(L)];
+    double s_min = std::numeric_limits<double>::infinity();
+    for (int32_t i = 0; i < L; ++i) s_min = std::min(s_min, stat_of[static_cast<size_t>(i)]);
+    std::vector<double> head_of(static_cast<size_t>(pp), 0), room_of(static_cast<size_t>(pp), 0);
+    double head = 0;
+    bool open = true;  // every rank's static memory fits its cap with no layers
+    for (int32_t r = 0; r < pp; ++r) {
+      head_of[static_cast<size_t>(r)] = heads ? head : 0;
+      head += fwd[static_cast<size_t>(std::min(r, S - 1))] + (r + 1 < pp ? base.cost.comm : 0);
+      room_of[static_cast<size_t>(r)] = base.memory.cap
+                                            ? *base.stated_cap_of(ir::RankId(r)) - rank_static[static_cast<size_t>(r)]
+                                            : std::numeric_limits<double>::infinity();
+      open = open && room_of[static_cast<size_t>(r)] >= 0;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    // The layers rank r can take at makespan T (-1: not even none).
+    auto layers_at = [&](int32_t r, double T) {
+      const auto z = static_cast<size_t>(r);
+      const double slack = T - head_of[z] - rank_work[z];
+      if (slack < 0) return -1.0;
+      double x = w > 0 ? slack / w : inf;
+      const double room = room_of[z];
+      if (s_min > 0 && std::isfinite(room)) x = std::min(x, room / s_min);
+      if (fill_term && std::isfinite(most_of[z]) && std::isfinite(room)) {
+        const double left = T - rank_work[z] - first_b_of[z] + room * most_of[z], per = w + s_min * most_of[z];
+        if (left < 0) return -1.0;
+        if (per > 0) x = std::min(x, left / per);
+      }
+      return std::floor(std::min(x, static_cast<double>(L)) + 1e-9);
+    };
+    auto fits = [&](double T) {
+      double total = 0;
+      for (int32_t r = 0; r < pp; ++r) {
+        const double x = layers_at(r, T);
+        if (x < 0) return false;
+        total += x;
+      }
+      return total >= L;
+    };
+    if (open && fits(inf)) {
+      double lo = 0, hi = std::max(1.0, limit < inf ? limit : 1.0);
+      for (int k = 0; k < 200 && !fits(hi); ++k) hi *= 2;
+      if (fits(hi)) {
+        for (int k = 0; k < 100; ++k) {
+          const double mid = lo + (hi - lo) / 2;
+          (fits(mid) ? hi : lo) = mid;
+        }
+        root_floor = lo;
+      }
+    } else {
+      root_floor = limit;  // no partition's static memory fits: nothing of the space is a plan
+    }
+  }
+  go(S - 1, L, root_floor);
   // The least of: every bound left out, and the heap's partitions at their full bound.
   // A partition the problem's rules refuse (its static memory over the cap) has no schedule: it
   // is outside the space.

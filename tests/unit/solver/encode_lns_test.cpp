@@ -203,7 +203,8 @@ TEST_CASE("an LNS window keeps what started before it and the order after it") {
   test::Rng rng(4099);
   int improved = 0, tried = 0;
   for (int trial = 0; trial < 120; ++trial) {
-    Problem p = test::problem(test::uniform(rng, 2, 3), test::uniform(rng, 2, 4), test::uniform(rng, 0, 1) ? BackwardMode::Split : BackwardMode::Fused);
+    Problem p = test::problem(test::uniform(rng, 2, 3), test::uniform(rng, 2, 4),
+                              test::uniform(rng, 0, 1) ? BackwardMode::Split : BackwardMode::Fused);
     p.cost.F = PerStage::of(test::uniform(rng, 1, 3));
     p.cost.B = PerStage::of(test::uniform(rng, 1, 3));
     p.cost.W = PerStage::of(test::uniform(rng, 0, 2));
@@ -213,7 +214,8 @@ TEST_CASE("an LNS window keeps what started before it and the order after it") {
     if (!verify(inc).empty()) continue;
     const Timeline tl = *simulate(inc).timeline;
     const int64_t end = makespan_ticks(inc);
-    const int64_t t0 = end * test::uniform(rng, 0, 6) / 8, t1 = t0 + std::max<int64_t>(1, end * test::uniform(rng, 1, 4) / 8);
+    const int64_t t0 = end * test::uniform(rng, 0, 6) / 8,
+                  t1 = t0 + std::max<int64_t>(1, end * test::uniform(rng, 1, 4) / 8);
     solver::LnsStats stats;
     ++tried;
     std::optional<Schedule> out = run_window(inc, {t0, t1}, end - 1, stats);

@@ -214,6 +214,29 @@ TEST_CASE("the plan bound at its root already counts whole layers on every rank"
   CHECK(above_average > 10);  // cases the average alone would miss
 }
 
+TEST_CASE("the plan bound's root holds each rank to the layers its cap has room for") {
+  // Four equal layers (1 GiB of static memory each) over two ranks of two stages: rank 0's cap
+  // has room for one layer's static memory, so rank 1 holds three whatever the partition. The
+  // even spread alone says two a rank; the root must say three, and the best partition meets it.
+  Problem p = test::problem(2, 2, BackwardMode::Split);
+  p.stages_per_rank = 2;
+  Model model;
+  model.kinds.push_back(LayerKind{"layer", 1, 1, 1, 0.5, 1, 0});
+  model.layers.assign(4, 0);
+  p.memory.cap = PerStage::list({1.5, 10});
+  const double inf = std::numeric_limits<double>::infinity();
+  const solver::PartitionBound root = solver::partition_space_bound(p, model, inf, 0, 0);
+  double least = inf;
+  for (const auto& counts : all_partitions(p.num_stages(), model.num_layers())) {
+    Problem q = with_partition(p, model, counts);
+    if (!validate(q).empty()) continue;  // rank 0's static memory over its cap
+    const std::vector<double> work = rank_work_of(q);
+    least = std::min(least, *std::max_element(work.begin(), work.end()));
+  }
+  CHECK(least == doctest::Approx(3 * 3 * 2));  // three layers, F + B + W, two microbatches
+  CHECK(root.value >= least * (1 - 1e-9));     // counts err by 1e-9 of a layer, downwards
+}
+
 // The memory area of one partition, computed here from its problem alone (docs/solver.md, "The
 // plan"): every (microbatch, stage)'s activations times the least time they stay (its F and the
 // round trip through the later stages; half of them through a split B), over the room of all
