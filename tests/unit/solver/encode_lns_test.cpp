@@ -142,7 +142,7 @@ TEST_CASE("the max-span model is a relaxation: sat at the enumerated optimum, no
 
 namespace {
 
-// The window's whole timeline: every action starts in [0, makespan].
+// A window [t0, t1) of the incumbent's timeline, in ticks.
 struct Window {
   int64_t t0, t1;
 };
