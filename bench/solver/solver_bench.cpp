@@ -28,6 +28,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include <sys/resource.h>
 
@@ -221,12 +223,18 @@ int capped_grid(const std::vector<int>& pps, const std::vector<int>& factors, co
           double smallest = seq.timeline ? *std::max_element(seq.timeline->metrics.peak_memory.begin(),
                                                              seq.timeline->metrics.peak_memory.end())
                                          : 1;
-          std::vector<std::pair<std::string, double>> caps{
-              {"smallest", smallest}, {"1x", pp}, {"1.5x", 1.5 * pp}, {"2x", 2.0 * pp}, {"none", 0}};
+          // "smallest", "none", or k x one 1F1B's worth ("0.5x"); solved tightest first, none last.
+          std::vector<std::pair<std::string, double>> caps;
+          for (const std::string& name : grid_caps) {
+            double c = name == "smallest" ? smallest : name == "none" ? 0 : std::stod(name) * pp;
+            caps.emplace_back(name, c);
+          }
+          std::stable_sort(caps.begin(), caps.end(), [](const auto& a, const auto& b) {
+            return (a.second > 0 ? a.second : 1e300) < (b.second > 0 ? b.second : 1e300);
+          });
           double previous = -1;
           std::vector<solver::SolveOptions::WarmStart> pool;  // the tighter caps' answers
           for (const auto& [cap_name, c] : caps) {
-            if (std::find(grid_caps.begin(), grid_caps.end(), cap_name) == grid_caps.end()) continue;
             if (c > 0) p.memory.cap = ir::PerStage::of(c);
             else p.memory.cap.reset();
             auto [fam, fam_value] = best_family(p);
@@ -459,7 +467,18 @@ int main(int argc, char** argv) {
       "--capped-grid", grid_mode,
       "the capped grid: caps smallest, 1x, 1.5x, 2x of one 1F1B's worth, none (--pp, --m-factor, --layouts, --costs)");
   std::vector<std::string> grid_caps{"smallest", "1x", "1.5x", "2x", "none"};
-  app.add_option("--grid-caps", grid_caps, "with --capped-grid: which caps (smallest, 1x, 1.5x, 2x, none)");
+  app.add_option("--grid-caps", grid_caps,
+                 "with --capped-grid: which caps (smallest, none, or k x one 1F1B's worth: 0.5x, 1x, 1.5x, 2x)")
+      ->check([](const std::string& s) -> std::string {
+        if (s == "smallest" || s == "none") return "";
+        size_t used = 0;
+        double k = 0;
+        try {
+          k = std::stod(s, &used);
+        } catch (const std::exception&) {
+        }
+        return used + 1 == s.size() && s.back() == 'x' && k > 0 ? "" : "smallest, none or a positive k followed by x";
+      });
   bool cold = false;
   app.add_flag("--cold", cold,
                "with --capped-grid: solve every cap alone (no warm start from the tighter caps' answers)");
