@@ -269,9 +269,7 @@ Wide lone_forward_start(const Problem& p, const Dag& g, const Costs& c, std::spa
   return extra > 0 ? earliest + extra : 0;
 }
 
-}  // namespace
-
-LowerBound lower_bound(const Problem& p) {
+LowerBound compute(const Problem& p, std::vector<LowerBound>* terms) {
   const int64_t scale = time_scale(p), mscale = memory_scale(p);
   const Costs c = stage_costs(p, scale);
   std::vector<RankUnits> units(static_cast<size_t>(p.ranks));
@@ -280,6 +278,7 @@ LowerBound lower_bound(const Problem& p) {
   LowerBound best;
   auto offer = [&](Wide ticks, std::string why) {
     double v = static_cast<double>(ticks) / static_cast<double>(scale);
+    if (terms) terms->push_back({v, why});
     if (v > best.value) best = {v, std::move(why)};
   };
 
@@ -341,12 +340,25 @@ LowerBound lower_bound(const Problem& p) {
     if (makespan)
       if (Wide next = consecutive_microbatches(p, g, jobs, to_fixed(*cap, mscale)); next > 0)
         offer(next, rank + "a microbatch waits for room the one before it leaves");
+    if (makespan)
+      if (Wide windows = cap_windows(p, g, jobs, chains, to_fixed(*cap, mscale)); windows > 0)
+        offer(windows, rank + "the microbatches that fill the cap wait for their round trips");
   }
   if (p.objective == Objective::Makespan)
     if (Opening o = who_opens(p, g, ones); o.value > 0)
       offer(o.value, "ranks " + std::to_string(o.a) + " and " + std::to_string(o.b) +
                          ": one microbatch at a time, and which stay opens each");
   return best;
+}
+
+}  // namespace
+
+LowerBound lower_bound(const Problem& p) { return compute(p, nullptr); }
+
+std::vector<LowerBound> lower_bound_terms(const Problem& p) {
+  std::vector<LowerBound> terms;
+  compute(p, &terms);
+  return terms;
 }
 
 }  // namespace schedc::ir

@@ -7,6 +7,7 @@
 // unit can save is taken off its members). docs/solver.md section 1 derives each term.
 
 #include <string>
+#include <vector>
 
 #include "ir/problem.h"
 
@@ -19,5 +20,9 @@ struct LowerBound {
 
 /// Never above the objective of any valid schedule of `p` (overlapped units, mixed backward, caps).
 LowerBound lower_bound(const Problem& p);
+
+/// Every term lower_bound(p) weighed, in the order it weighed them (the largest is its value), so
+/// that tests can hold each term to the true optimum, not only the one that wins.
+std::vector<LowerBound> lower_bound_terms(const Problem& p);
 
 }  // namespace schedc::ir

@@ -1,5 +1,6 @@
 // The lower bound's terms under a memory cap (docs/solver.md section 1): fill and drain, memory
-// throughput, one microbatch at a time, which stay opens each rank, consecutive microbatches.
+// throughput, one microbatch at a time, which stay opens each rank, consecutive microbatches, the
+// windows of microbatches that fill the cap.
 
 #include <algorithm>
 #include <unordered_map>
@@ -382,6 +383,79 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
       for (int32_t j = 0; j < count; ++j)
         end = std::max(end, Wide{g.head[at(mb0 + j, y)]} + y_dur + Wide{count - 1 - j} * c);
       out = std::max(out, end + g.tail[y_last]);
+    }
+  }
+  return out;
+}
+
+// A window of microbatches fills the cap (docs/solver.md section 1, term 10). On rank r take the
+// first stage s of a direction on r; each microbatch holds at least a = mem.F_s on r from its
+// forward F_s's start until its backward X (B, or BW when fused) of s starts, at least
+// h2 = mem.F_s + mem.B_s from then until its W starts, and hf >= 0 after (every (mb, s) of r
+// holding a non-negative amount, as in terms 6 and 8). With k the least count such that k
+// microbatches holding a leave no room for one more forward (k a + a > cap), when F_s of the
+// (j + k)-th microbatch starts, the k before it have all started their F_s, so enough of their
+// X's and W's must have started before it in r's order to free the room: x X's and w W's (each W
+// after its own X) with (k - x) a + (x - w) h2 + w hf + a <= cap. They all run on r, one after
+// another, none before the first X can start (d(F) + L after F_s of j, the round trip), and the
+// forward starts after the last one ends, or with it when the last is an X sharing a unit with it.
+// So F_s(j + k) starts at least P = d(F) + L + least over (x, w) of x d(X) + w d(W) (less one
+// d(X) when x > w) after F_s(j), and the direction's last microbatch still runs its tail. Split and
+// fused problems, makespan only (a mixed BW may become B;W). Returns 0 where it does not apply.
+Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, const std::vector<int64_t>& chains,
+                 int64_t cap) {
+  Wide out = 0;
+  if (p.backward == BackwardMode::Mixed || cap < 0) return out;
+  const bool split = p.backward == BackwardMode::Split;
+  const ActionKind xk = split ? ActionKind::B : ActionKind::BW;
+  const int32_t S = p.num_stages();
+  auto node = [&](int32_t mb, int32_t st, ActionKind k) { return static_cast<size_t>(node_of(p, mb, st, k)); };
+  auto memory = [&](size_t v) { return g.graph.memory(static_cast<int32_t>(v)); };
+  for (int32_t i : jobs) {
+    Action a = g.act(static_cast<size_t>(i));
+    if (a.kind != ActionKind::F) continue;
+    int64_t f = memory(static_cast<size_t>(i));
+    int64_t held = f + memory(node(a.mb.value, a.stage.value, xk));
+    int64_t left = split ? held + memory(node(a.mb.value, a.stage.value, ActionKind::W)) : held;
+    if (f < 0 || held < 0 || left < 0) return out;
+  }
+  for (int32_t d = 0; d < p.num_directions(); ++d) {
+    const int32_t mb0 = p.first_microbatch(d), count = p.microbatches_of(d);
+    int32_t first = -1;
+    for (int32_t i : jobs) {
+      Action a = g.act(static_cast<size_t>(i));
+      if (a.kind == ActionKind::F && a.mb.value == mb0 && (first < 0 || a.stage.value < first)) first = a.stage.value;
+    }
+    if (first < 0) continue;
+    const size_t f0 = node(mb0, first, ActionKind::F), x0 = node(mb0, first, xk);
+    const Wide a = memory(f0), h2 = a + memory(x0);
+    const Wide hf = split ? h2 + memory(node(mb0, first, ActionKind::W)) : h2;
+    if (a <= 0 || a > cap) continue;
+    const Wide k = floor_div(Wide{cap} - a, a) + 1;
+    if (k >= count) continue;
+    const Wide d_x = g.dur[x0], d_w = split ? g.dur[node(mb0, first, ActionKind::W)] : 0;
+    // For each x the fewest W's that make room (more only cost time and take the unit away).
+    Wide least = -1;
+    for (Wide x = 1; x <= k; ++x) {
+      Wide over = (k - x) * a + x * h2 + a - cap, w = 0;
+      if (over > 0) {
+        if (!split || h2 <= hf) continue;
+        w = ceil_div(over, h2 - hf);
+        if (w > x) continue;
+      }
+      Wide cost = x * d_x + w * d_w - (x > w ? d_x : 0);
+      least = least < 0 ? cost : std::min(least, cost);
+    }
+    if (least < 0) continue;
+    const Wide period = Wide{g.dur[f0]} + chains[static_cast<size_t>(d * S + first)] + least;
+    std::vector<Wide> start(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+      const size_t f = node(mb0 + i, first, ActionKind::F);
+      Wide s = g.head[f];
+      if (i > 0) s = std::max(s, start[static_cast<size_t>(i - 1)]);
+      if (i >= k) s = std::max(s, start[static_cast<size_t>(i - static_cast<int32_t>(k))] + period);
+      start[static_cast<size_t>(i)] = s;
+      out = std::max(out, s + g.dur[f] + g.tail[f]);
     }
   }
   return out;

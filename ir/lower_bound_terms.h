@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the lower bound (ir/lower_bound.cpp): the bound's graph and durations, and the terms
-// that apply only under a memory cap (docs/solver.md section 1, terms 3, 4, 6, 8 and 9), which
+// that apply only under a memory cap (docs/solver.md section 1, terms 3, 4, 6, 8, 9 and 10), which
 // ir/lower_bound_cap.cpp holds.
 
 #include <cstdint>
@@ -113,5 +113,8 @@ OneAtATime one_at_a_time(const Problem& p, const Dag& g, std::span<const int32_t
 Opening who_opens(const Problem& p, const Dag& g, const std::vector<OneAtATime>& ones);
 // Consecutive microbatches under the cap (term 8).
 Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const int32_t> jobs, int64_t cap);
+// A window of microbatches fills the cap: the next forward waits for a round trip (term 10).
+Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, const std::vector<int64_t>& chains,
+                 int64_t cap);
 
 }  // namespace schedc::ir::bound

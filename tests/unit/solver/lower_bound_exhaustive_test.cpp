@@ -290,6 +290,68 @@ TEST_CASE("no schedule of a tiny problem beats the rounded-down relaxation's bou
   CHECK(proved > 50);
 }
 
+TEST_CASE("the microbatches that fill the cap: no schedule beats the bound (term 10)") {
+  // Term 10 needs fewer microbatches in a window than the direction has (k < m), so a few more
+  // microbatches than tiny_problem draws: one direction, fused or split, one or two ranks, a V on
+  // one rank, memory that a backward frees in parts, overlapped units with and without a saving,
+  // every order and unit set, under every cap the enumeration gives.
+  test::Rng rng(1010);
+  int enumerated = 0, from_term = 0, tight = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    Problem p;
+    const bool fused = trial % 2 == 0;
+    p.backward = fused ? BackwardMode::Fused : BackwardMode::Split;
+    p.ranks = trial % 4 < 2 ? 1 : 2;
+    if (trial % 8 == 1) p.placement = PlacementKind::VShape, p.stages_per_rank = 2;
+    p.microbatches = fused && p.ranks == 1 && p.stages_per_rank == 1 ? 4 : 3;
+    std::vector<double> f, b, w;
+    for (int st = 0; st < p.num_stages(); ++st)
+      f.push_back(uniform(rng, 1, 4) * 0.5), b.push_back(uniform(rng, 1, 4) * 0.5),
+          w.push_back(uniform(rng, 0, 2) * 0.5);
+    p.cost.F = PerStage::list(f);
+    p.cost.B = PerStage::list(b);
+    p.cost.W = PerStage::list(w);
+    p.cost.comm = uniform(rng, 0, 2) * 0.5;
+    if (uniform(rng, 0, 2) == 0) p.cost.FB = PerStage::of(uniform(rng, 2, 8) * 0.5);
+    p.memory.F = PerStage::of(1);
+    p.memory.B = PerStage::of(fused ? -1 : uniform(rng, 0, 1) == 0 ? -0.5 : 0);
+    p.memory.W = PerStage::of(fused ? 0 : -1 - p.memory.B.at(0));
+    REQUIRE(validate(p).empty());
+    std::vector<Outcome> all;
+    if (!enumerate_all(p, all) || all.empty()) continue;
+    ++enumerated;
+    for (const auto& cap : caps_of(p, all, rng, 2)) {
+      if (!cap) continue;
+      Problem q = p;
+      q.memory.cap = cap;
+      double best = std::numeric_limits<double>::infinity();
+      for (const Outcome& o : all) {
+        bool fits = true;
+        for (int r = 0; r < q.ranks; ++r)
+          if (o.peaks[static_cast<size_t>(r)] > *q.cap_of(RankId(r))) fits = false;
+        if (fits) best = std::min(best, o.makespan);
+      }
+      if (!std::isfinite(best)) continue;
+      // The term itself, whether or not it is the largest.
+      LowerBound lb;
+      for (const LowerBound& t : lower_bound_terms(q))
+        if (t.reason.find("fill the cap") != std::string::npos && t.value > lb.value) lb = t;
+      if (lb.value == 0) continue;
+      ++from_term;
+      tight += lb.value == best;
+      INFO("trial " << trial << ": pp " << q.ranks << " vpp " << q.stages_per_rank << " m " << q.microbatches << " "
+                    << to_string(q.backward) << " F " << q.cost.F.at(0) << " B " << q.cost.B.at(0) << " W "
+                    << q.cost.W.at(0) << " comm " << q.cost.comm << " FB " << (q.cost.FB ? q.cost.FB->at(0) : -1.0)
+                    << " cap " << cap->at(0) << ": bound " << lb.value << " from " << lb.reason << ", best of "
+                    << all.size() << " schedules " << best);
+      CHECK(lb.value <= best);
+    }
+  }
+  MESSAGE(enumerated << " problems, term 10 applies under " << from_term << " caps, tight under " << tight);
+  CHECK(enumerated > 30);
+  CHECK(from_term > 20);
+}
+
 TEST_CASE("one microbatch at a time: no order of whole stays beats the bound (terms 6 and 9)") {
   // Under a cap that holds one microbatch at a time (memory F = 1 and a backward that frees it in
   // parts, cap 1), every valid order of a rank is a sequence of whole stays: after F(mb, s) nothing
