@@ -135,10 +135,18 @@ std::vector<StageDurations> stage_durations(const Problem& p, const Costs& c, st
 // keep every bound below the optimum. In a mixed problem a W node may stand for the end of a BW;
 // its W's are in order only when every BW can become B;W and every unit two single actions
 // without ending later.
+// Whether some overlapped unit can end before its two members would one after the other. Where
+// none can, a unit is never better than its members run one after the other (the one whose delta
+// is not above zero first, else the backward: its prefix sums stay within the unit's, and every
+// output comes no later), so some optimal schedule has no units.
+bool units_may_save(const Costs& c, const std::vector<RankUnits>& units) {
+  auto saves = [](const RankUnits& u) { return u.beta != kNever; };
+  return c.fb.empty() ? c.rounding != 0 : std::any_of(units.begin(), units.end(), saves);
+}
+
 bool weights_in_order(const Problem& p, const Costs& c, const std::vector<RankUnits>& units) {
   if (p.backward != BackwardMode::Mixed) return p.backward == BackwardMode::Split;
-  auto saves = [](const RankUnits& u) { return u.beta != kNever; };
-  bool units_save = c.fb.empty() ? c.rounding != 0 : std::any_of(units.begin(), units.end(), saves);
+  const bool units_save = units_may_save(c, units);
   bool bw_splits = true;
   for (int32_t s = 0; s < p.num_stages(); ++s)
     if (c.bw[static_cast<size_t>(s)] != c.b[static_cast<size_t>(s)] + c.w[static_cast<size_t>(s)]) bw_splits = false;
@@ -341,7 +349,7 @@ LowerBound compute(const Problem& p, std::vector<LowerBound>* terms) {
       if (Wide next = consecutive_microbatches(p, g, jobs, to_fixed(*cap, mscale)); next > 0)
         offer(next, rank + "a microbatch waits for room the one before it leaves");
     if (makespan)
-      if (Wide windows = cap_windows(p, g, jobs, chains, to_fixed(*cap, mscale)); windows > 0)
+      if (Wide windows = cap_windows(p, g, jobs, chains, to_fixed(*cap, mscale), units_may_save(c, units)); windows > 0)
         offer(windows, rank + "the microbatches that fill the cap wait for their round trips");
   }
   if (p.objective == Objective::Makespan)

@@ -398,12 +398,13 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
 // X's and W's must have started before it in r's order to free the room: x X's and w W's (each W
 // after its own X) with (k - x) a + (x - w) h2 + w hf + a <= cap. They all run on r, one after
 // another, none before the first X can start (d(F) + L after F_s of j, the round trip), and the
-// forward starts after the last one ends, or with it when the last is an X sharing a unit with it.
-// So F_s(j + k) starts at least P = d(F) + L + least over (x, w) of x d(X) + w d(W) (less one
-// d(X) when x > w) after F_s(j), and the direction's last microbatch still runs its tail. Split and
+// forward starts after the last one ends, or with it when the last is an X sharing a unit with it
+// (where units can save; where none can, some optimal schedule has none). So F_s(j + k) starts at
+// least P = d(F) + L + least over (x, w) of x d(X) + w d(W) (less one d(X) when x > w and units
+// save) after F_s(j), and the direction's last microbatch still runs its tail. Split and
 // fused problems, makespan only (a mixed BW may become B;W). Returns 0 where it does not apply.
 Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, const std::vector<int64_t>& chains,
-                 int64_t cap) {
+                 int64_t cap, bool units_save) {
   Wide out = 0;
   if (p.backward == BackwardMode::Mixed || cap < 0) return out;
   const bool split = p.backward == BackwardMode::Split;
@@ -443,7 +444,7 @@ Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, 
         w = ceil_div(over, h2 - hf);
         if (w > x) continue;
       }
-      Wide cost = x * d_x + w * d_w - (x > w ? d_x : 0);
+      Wide cost = x * d_x + w * d_w - (units_save && x > w ? d_x : 0);
       least = least < 0 ? cost : std::min(least, cost);
     }
     if (least < 0) continue;

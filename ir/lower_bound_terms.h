@@ -114,7 +114,8 @@ Opening who_opens(const Problem& p, const Dag& g, const std::vector<OneAtATime>&
 // Consecutive microbatches under the cap (term 8).
 Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const int32_t> jobs, int64_t cap);
 // A window of microbatches fills the cap: the next forward waits for a round trip (term 10).
+// `units_save`: whether some overlapped unit can save time (else no optimal schedule needs one).
 Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, const std::vector<int64_t>& chains,
-                 int64_t cap);
+                 int64_t cap, bool units_save);
 
 }  // namespace schedc::ir::bound
