@@ -301,6 +301,7 @@ LowerBound compute(const Problem& p, std::vector<LowerBound>* terms) {
     offer(cp, "the longest dependency chain");
   }
   std::vector<OneAtATime> ones(static_cast<size_t>(p.ranks));
+  const bool units_save = units_may_save(c, units);
   for (int32_t r = 0; r < p.ranks; ++r) {
     const std::span<const int32_t> jobs = g.graph.on_rank(r);
     if (jobs.empty()) continue;
@@ -349,7 +350,7 @@ LowerBound compute(const Problem& p, std::vector<LowerBound>* terms) {
       if (Wide next = consecutive_microbatches(p, g, jobs, to_fixed(*cap, mscale)); next > 0)
         offer(next, rank + "a microbatch waits for room the one before it leaves");
     if (makespan)
-      if (Wide windows = cap_windows(p, g, jobs, chains, to_fixed(*cap, mscale), units_may_save(c, units)); windows > 0)
+      if (Wide windows = cap_windows(p, g, jobs, chains, to_fixed(*cap, mscale), units_save); windows > 0)
         offer(windows, rank + "the microbatches that fill the cap wait for their round trips");
   }
   if (p.objective == Objective::Makespan)

@@ -200,6 +200,23 @@ Opening who_opens(const Problem& p, const Dag& g, const std::vector<OneAtATime>&
   return out;
 }
 
+// Whether every (mb, s) of rank r holds a non-negative amount at all times, finished ones too
+// (F >= 0, F + B >= 0 and F + B + W >= 0, or F + BW >= 0 when fused), so that the other microbatches
+// only add to what a rank holds (terms 8 and 10).
+static bool never_negative(const Problem& p, const Dag& g, std::span<const int32_t> jobs) {
+  const bool fused = p.backward == BackwardMode::Fused;
+  auto memory = [&](int32_t mb, int32_t st, ActionKind k) { return g.graph.memory(node_of(p, mb, st, k)); };
+  for (int32_t i : jobs) {
+    Action a = g.act(static_cast<size_t>(i));
+    if (a.kind != ActionKind::F) continue;
+    int64_t f = g.graph.memory(i);
+    int64_t held = f + memory(a.mb.value, a.stage.value, fused ? ActionKind::BW : ActionKind::B);
+    int64_t left = fused ? held : held + memory(a.mb.value, a.stage.value, ActionKind::W);
+    if (f < 0 || held < 0 || left < 0) return false;
+  }
+  return true;
+}
+
 // Consecutive microbatches under the cap (docs/solver.md section 1, term 8). Take two
 // microbatches k and k + 1 of one direction, in order on every stage (symmetry), and rank r. Along
 // r's order the pair of their started sets (A, B) moves from nothing to everything on r, one
@@ -219,16 +236,7 @@ Wide consecutive_microbatches(const Problem& p, const Dag& g, std::span<const in
   const int32_t S = p.num_stages();
   auto node = [&](int32_t mb, int32_t st, ActionKind k) { return static_cast<size_t>(node_of(p, mb, st, k)); };
   auto memory = [&](size_t v) { return g.graph.memory(static_cast<int32_t>(v)); };
-  // Every (mb, s) of r holds a non-negative amount at all times, finished ones too.
-  for (int32_t i : jobs) {
-    Action a = g.act(static_cast<size_t>(i));
-    if (a.kind != ActionKind::F) continue;
-    int64_t f = memory(static_cast<size_t>(i));
-    int64_t held = fused ? f + memory(node(a.mb.value, a.stage.value, ActionKind::BW))
-                         : f + memory(node(a.mb.value, a.stage.value, ActionKind::B));
-    int64_t left = fused ? held : held + memory(node(a.mb.value, a.stage.value, ActionKind::W));
-    if (f < 0 || held < 0 || left < 0) return out;
-  }
+  if (!never_negative(p, g, jobs)) return out;
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
   for (int32_t d = 0; d < p.num_directions(); ++d) {
     const int32_t mb0 = p.first_microbatch(d);
@@ -412,14 +420,7 @@ Wide cap_windows(const Problem& p, const Dag& g, std::span<const int32_t> jobs, 
   const int32_t S = p.num_stages();
   auto node = [&](int32_t mb, int32_t st, ActionKind k) { return static_cast<size_t>(node_of(p, mb, st, k)); };
   auto memory = [&](size_t v) { return g.graph.memory(static_cast<int32_t>(v)); };
-  for (int32_t i : jobs) {
-    Action a = g.act(static_cast<size_t>(i));
-    if (a.kind != ActionKind::F) continue;
-    int64_t f = memory(static_cast<size_t>(i));
-    int64_t held = f + memory(node(a.mb.value, a.stage.value, xk));
-    int64_t left = split ? held + memory(node(a.mb.value, a.stage.value, ActionKind::W)) : held;
-    if (f < 0 || held < 0 || left < 0) return out;
-  }
+  if (!never_negative(p, g, jobs)) return out;
   for (int32_t d = 0; d < p.num_directions(); ++d) {
     const int32_t mb0 = p.first_microbatch(d), count = p.microbatches_of(d);
     int32_t first = -1;

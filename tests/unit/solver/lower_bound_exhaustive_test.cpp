@@ -154,6 +154,17 @@ std::vector<std::optional<PerStage>> caps_of(const Problem& p, const std::vector
   return caps;
 }
 
+// Per-stage F and B of 0.5 to fb_halves / 2 and W of 0 to w_halves / 2, in half units.
+void random_half_costs(Problem& p, test::Rng& rng, int fb_halves, int w_halves) {
+  std::vector<double> f, b, w;
+  for (int s = 0; s < p.num_stages(); ++s)
+    f.push_back(uniform(rng, 1, fb_halves) * 0.5), b.push_back(uniform(rng, 1, fb_halves) * 0.5),
+        w.push_back(uniform(rng, 0, w_halves) * 0.5);
+  p.cost.F = PerStage::list(f);
+  p.cost.B = PerStage::list(b);
+  p.cost.W = PerStage::list(w);
+}
+
 Problem tiny_problem(test::Rng& rng) {
   Problem p;
   p.ranks = uniform(rng, 1, 2);
@@ -304,13 +315,7 @@ TEST_CASE("the microbatches that fill the cap: no schedule beats the bound (term
     p.ranks = trial % 4 < 2 ? 1 : 2;
     if (trial % 8 == 1) p.placement = PlacementKind::VShape, p.stages_per_rank = 2;
     p.microbatches = fused && p.ranks == 1 && p.stages_per_rank == 1 ? 4 : 3;
-    std::vector<double> f, b, w;
-    for (int st = 0; st < p.num_stages(); ++st)
-      f.push_back(uniform(rng, 1, 4) * 0.5), b.push_back(uniform(rng, 1, 4) * 0.5),
-          w.push_back(uniform(rng, 0, 2) * 0.5);
-    p.cost.F = PerStage::list(f);
-    p.cost.B = PerStage::list(b);
-    p.cost.W = PerStage::list(w);
+    random_half_costs(p, rng, 4, 2);
     p.cost.comm = uniform(rng, 0, 2) * 0.5;
     if (uniform(rng, 0, 2) == 0) p.cost.FB = PerStage::of(uniform(rng, 2, 8) * 0.5);
     p.memory.F = PerStage::of(1);
@@ -371,13 +376,7 @@ TEST_CASE("one microbatch at a time: no order of whole stays beats the bound (te
     }
     const bool fused = uniform(rng, 0, 2) == 0;
     p.backward = fused ? BackwardMode::Fused : BackwardMode::Split;
-    std::vector<double> f, b, w;
-    for (int s = 0; s < p.num_stages(); ++s)
-      f.push_back(uniform(rng, 1, 6) * 0.5), b.push_back(uniform(rng, 1, 6) * 0.5),
-          w.push_back(uniform(rng, 0, 3) * 0.5);
-    p.cost.F = PerStage::list(f);
-    p.cost.B = PerStage::list(b);
-    p.cost.W = PerStage::list(w);
+    random_half_costs(p, rng, 6, 3);
     static const double comms[] = {0, 0.1, 0.5, 1.5};
     p.cost.comm = comms[uniform(rng, 0, 3)];
     p.memory.F = PerStage::of(1);
