@@ -15,7 +15,6 @@
 #include "solver/synth/instance.h"
 #include "solver/synth/pair_greedy.h"
 #include "solver/synth/search_impl.h"
-#include "solver/synth/steady.h"
 #include "support/numbers.h"
 
 namespace schedc::solver {
@@ -196,7 +195,7 @@ void Search::collect_incumbents() {
       if (stopped() && !floor) break;
       // Once one family met the bound nothing beats it; near the limit the best so far is kept.
       if (best_ && best_->value <= lower_ + 1e-9) break;
-      if (!o_.deterministic && usable() <= slowest && !floor) break;
+      if (budget_.clock_short(usable(), slowest) && !floor) break;
       const double t0 = elapsed();
       Diagnostics scratch;
       const Deadline deadline = floor ? Deadline{} : work_deadline();
@@ -221,7 +220,7 @@ void Search::collect_incumbents() {
   // pp 16, m 64, cap 24: dualpipe 350.7 at its peak of 17; fitted under 16.5, 345.6).
   for (const auto& [name, t] : templates) {
     if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-    if (!o_.deterministic && (usable() <= slowest || elapsed() > o_.time_limit_s / 8)) break;
+    if (budget_.clock_short(usable(), slowest) || budget_.clock_past(share::kFittedFamilies)) break;
     const std::vector<double> peaks = activation_peaks(t);
     ir::Problem capped = p_;  // without a cap, the levels start below the family's own peak
     if (!capped.memory.cap) {
@@ -244,15 +243,15 @@ void Search::collect_incumbents() {
   if (o_.use_greedy)
     for (const PairVariant& v : pair_variants(p_)) {
       if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-      if (!o_.deterministic && elapsed() > o_.time_limit_s / 8) break;
+      if (budget_.clock_past(share::kFittedFamilies)) break;
       const Deadline deadline = work_deadline();
       if (auto s = pair_greedy(p_, v, &deadline)) offer(std::move(*s), v.name());
     }
   // Nothing constructive can beat a family that meets the bound, and at scale the greedy phase is
   // the slow part; past the time limit (or an interrupt) the families' best is the incumbent.
   const bool bound_met = best_ && best_->value <= lower_ + 1e-9;
-  if (o_.use_greedy && !bound_met && !stopped() && (o_.deterministic || usable() > slowest)) {
-    const double sweep_seconds = o_.time_limit_s / 4;
+  if (o_.use_greedy && !bound_met && !stopped() && !budget_.clock_short(usable(), slowest)) {
+    const double sweep_seconds = budget_.limit() * share::kGreedySweep;
     // Variant runs the quarter of the budget allows (deterministic mode: a count from the
     // problem's size instead of the clock); the cap ladder below gets what the cap's own runs leave.
     double runs_budget = 0;
@@ -266,8 +265,8 @@ void Search::collect_incumbents() {
       // The Zero Bubble sweep: as many variants as a quarter of the budget allows.
       std::vector<GreedyVariant> sweep = zb_variants(inst);
       size_t sweep_count = sweep.size();
-      if (o_.deterministic) {
-        double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / kGreedySlotsPerSecond;
+      if (budget_.deterministic()) {
+        double per_variant = static_cast<double>(inst.size()) * static_cast<double>(p_.ranks) / rate::kGreedySlots;
         runs_budget = sweep_seconds / std::max(1e-9, per_variant);
         sweep_count = static_cast<size_t>(std::clamp(runs_budget, 8.0, double(sweep.size())));
       }
@@ -277,7 +276,9 @@ void Search::collect_incumbents() {
       for (size_t k = 0; k < variants.size(); ++k) {
         const GreedyVariant& v = variants[k];
         if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;  // nothing beats the bound
-        if (!o_.deterministic && k > 0 && (k >= classic ? elapsed() > sweep_seconds : usable() <= slowest_run)) break;
+        if (k > 0 &&
+            (k >= classic ? budget_.clock_past(share::kGreedySweep) : budget_.clock_short(usable(), slowest_run)))
+          break;
         ++runs_used;
         const double t0 = elapsed();
         const Deadline deadline = work_deadline();
@@ -305,7 +306,9 @@ void Search::collect_incumbents() {
     // incumbent than that level's own.
     for (const ir::Problem& q : cap_ladder(p_)) {
       if (stopped() || (best_ && best_->value <= lower_ + 1e-9)) break;
-      if (o_.deterministic ? static_cast<double>(runs_used + per_cap) > runs_budget : elapsed() > sweep_seconds) break;
+      if (budget_.deterministic() ? static_cast<double>(runs_used + per_cap) > runs_budget
+                                  : budget_.clock_past(share::kGreedySweep))
+        break;
       construct(q, "@cap" + format_number(q.memory.cap->max()));
     }
   }
@@ -316,35 +319,6 @@ void Search::collect_incumbents() {
     first_incumbent_value_ = best_->value;
   }
 }
-// Steady-state decomposition (docs/design.md section 7): with many microbatches, the same problem with
-// 4 pp of them is solved first (a quarter of the budget), and its schedule's middle block repeated
-// up to m (steady.h): one more incumbent, named `block`, that the local search polishes.
-void Search::steady_state() {
-  if (p_.directions != 1 || p_.backward == ir::BackwardMode::Mixed || p_.cost.FB) return;
-  if (stopped() || !best_ || best_->value <= lower_ + 1e-9) return;
-  const int32_t base = 4 * p_.ranks;
-  if (p_.microbatches < 2 * base) return;
-  for (int32_t period : {1, p_.ranks}) {
-    if (period > 1 && p_.stages_per_rank == 1) break;
-    // The smaller problem: about 4 pp microbatches, so that the rest is whole blocks.
-    int32_t m_small = base - ((p_.microbatches - base) % period + period) % period;
-    if (m_small < 2 * period) continue;
-    ir::Problem small = p_;
-    small.microbatches = m_small;
-    SolveOptions o = o_;
-    o.progress = nullptr;
-    o.time_limit_s = std::max(kMinTimeLimit, o_.time_limit_s / 4);
-    if (!o_.deterministic) o.time_limit_s = std::min(o.time_limit_s, std::max(kMinTimeLimit, usable() / 4));
-    if (!o_.deterministic && usable() < 4 * kMinTimeLimit) return;
-    SolveResult r = synthesize(small, o);
-    if (!r.schedule || stopped()) return;
-    if (auto s = extend_periodic(*r.schedule, p_, period)) {
-      offer(std::move(*s), "block");
-      return;
-    }
-  }
-}
-
 }  // namespace detail
 
 }  // namespace schedc::solver

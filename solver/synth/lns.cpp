@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ir/verify.h"
+#include "solver/synth/budget.h"
 #include "solver/synth/instance.h"
 
 namespace schedc::solver {
@@ -30,7 +31,7 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   ++stats.windows;
   size_t actions = 0;
   for (const auto& order : inc.ranks) actions += order.size();
-  stats.rlimit += kRlimitPerWindowAction * actions;
+  stats.rlimit += rate::kZ3UnitsPerWindowAction * actions;
   ir::ScheduleIndex index(inc);
 
   // Zones along each rank (ASAP starts never decrease along an order, so zones are contiguous).
@@ -264,7 +265,7 @@ std::optional<ir::Schedule> improve_window(const ir::Schedule& inc, const ir::Ti
   if (literals > max_literals) return std::nullopt;
   TimeIndexedModel model(sub, horizon, false, ctx);
   ++stats.models;
-  stats.rlimit += kRlimitPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(model.stats().literals, 0));
+  stats.rlimit += rate::kZ3UnitsPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(model.stats().literals, 0));
   if (model.stats().literals > stats.largest.literals) stats.largest = model.stats();
   if (!model.feasible_horizon()) return std::nullopt;
   model.solver().set(limits());

@@ -19,19 +19,11 @@ struct LnsStats {
   int64_t models = 0;     // SAT models built
   int64_t improved = 0;   // windows that gave a better schedule
   EncodingStats largest;  // the largest model built
-  uint64_t rlimit = 0;    // Z3 resource units spent (deterministic budgets)
+  uint64_t rlimit = 0;    // Z3 resource units spent (deterministic budgets), charges included
 };
 
-/// What a window costs besides its SAT check, in Z3 resource units, so that deterministic budgets
-/// (counted in those units, 4e6 a second of the limit: search_impl.h) see the time a window takes:
-/// Z3 counts propagations and conflicts, not the cut of the window nor the building of its model,
-/// which are most of a window's time. Per action of the incumbent: a window's cut and splice took
-/// about 20 us an action on the 2-core machine (pp 4, vpp 4, m 16: 768 actions, 15 ms a window),
-/// 80 units. Per literal built: 5e4 literals a second (search_impl.h), 80 units. Without them a
-/// deterministic limit of 0.15 s ran 342 windows in 5 s.
-constexpr uint64_t kRlimitPerWindowAction = 80;
-constexpr uint64_t kRlimitPerModelLiteral = 80;
-
+/// A window's cut, splice and model building are charged to `LnsStats::rlimit` at budget.h's
+/// rate::kZ3UnitsPerWindowAction and rate::kZ3UnitsPerModelLiteral (Z3 counts neither).
 /// A schedule with makespan <= `target` (ticks) obtained by reordering the actions of `incumbent`
 /// that start in [t0, t1) (times of `timeline`), or nullopt. The result is verified. `grid` is
 /// the step in ticks; the SAT check runs under the parameters `limits` returns, asked for after the

@@ -12,6 +12,7 @@
 
 #include "ir/action.h"
 #include "ir/lower_bound.h"
+#include "solver/synth/budget.h"
 #include "solver/synth/progress.h"
 #include "support/numbers.h"
 
@@ -22,23 +23,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Counts = std::vector<int32_t>;
 
-// The shares of the plan's one time limit (of the clock, or in deterministic mode of the count):
-// the first look at each initial candidate, the moves of a layer between neighbouring stages, and
-// what is left to the best candidate's search.
-constexpr double kScreenShare = 0.3;
-constexpr double kMoveShare = 0.35;
-// A neighbour's search: this share of the limit each, and never less than this many seconds.
-constexpr double kNeighbourShare = 0.02;
-constexpr double kMinNeighbourSeconds = 0.05;
-constexpr double kMinDeterministicCharge = 0.05;
-// The branch and bound of the plan bound: partitions bounded by ir::lower_bound, then nodes.
+// The branch and bound of the plan bound: partitions bounded by ir::lower_bound, then nodes (its
+// share of the limit and its speed: budget.h).
 constexpr int64_t kFullBounds = 3000;
 constexpr int64_t kMaxNodes = 2'000'000;
-// The plan bound's share of the limit (kept back from the searches), and the branch and bound's
-// speed it is sized by: nodes times stages a second, about (a node is a pass over the stages).
-constexpr double kBoundShare = 0.1;
-constexpr double kNodeStagesPerSecond = 1e7;
-constexpr double kBoundActionsPerSecond = 2e7;
 
 }  // namespace
 
@@ -145,11 +133,15 @@ std::vector<Counts> memory_aware_partitions(const ir::Problem& q, const ir::Mode
 
 class Planner {
  public:
-  Planner(const PlanSpace& space, const SolveOptions& o) : space_(space), o_(o), start_(Clock::now()) {}
+  // Deterministic runs count the shares given (Budget::charge), not the clock; with a model the
+  // plan bound's share is kept back from the searches.
+  Planner(const PlanSpace& space, const SolveOptions& o)
+      : space_(space), o_(o),
+        budget_(o.time_limit_s * (space.model ? 1 - share::kPlanBound : 1), o.deterministic, o.stop) {}
 
   PlanResult run() {
     PlanResult out;
-    ProgressReporter progress(o_.progress, o_.tty, start_);
+    ProgressReporter progress(o_.progress, o_.tty, budget_.start());
     progress_ = &progress;
     // The initial candidates: per shape (placement and stages per rank), the stated (or
     // balanced) partition and, with a model under a cap, the memory-aware ones.
@@ -176,7 +168,7 @@ class Planner {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands_[a].bound < cands_[b].bound; });
     const double limit = o_.time_limit_s;
     const bool moves = space_.model != nullptr;
-    const double screen = limit * (moves ? kScreenShare : 1.0);
+    const double screen = limit * (moves ? share::kPlanScreen : 1.0);
     size_t valid = 0;
     for (const Candidate& c : cands_) valid += c.skipped.empty();
     for (size_t k = 0; k < order.size() && !interrupted_; ++k) {
@@ -188,12 +180,13 @@ class Planner {
       }
       solve(order[k], screen / static_cast<double>(std::max<size_t>(valid, 1)), {});
     }
-    if (moves && best_ && !interrupted_) move_layers(limit * kMoveShare);
+    if (moves && best_ && !interrupted_) move_layers(limit * share::kPlanMoves);
     // The leftover to the best candidate while its gap is open: its search goes on from its
     // schedule (a warm start: never worse).
-    if (best_ && !interrupted_ && cands_[*best_].result->status != SolveStatus::Optimal && rest() > 0.01 * limit) {
+    if (best_ && !interrupted_ && cands_[*best_].result->status != SolveStatus::Optimal &&
+        budget_.left() > share::kPlanLeftover * limit) {
       const size_t b = *best_;
-      solve(b, rest(), {{"plan", *cands_[b].result->schedule}});
+      solve(b, budget_.left(), {{"plan", *cands_[b].result->schedule}});
     }
     return finish(out);
   }
@@ -209,13 +202,6 @@ class Planner {
     return q;
   }
 
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  // What is left of the limit; deterministic runs count the shares given, not the clock.
-  double rest() const {
-    const double limit = o_.time_limit_s * (space_.model ? 1 - kBoundShare : 1);
-    if (o_.deterministic) return std::max(limit - shared_, 0.0);
-    return std::max(limit - elapsed(), 0.0);
-  }
   double objective(size_t i) const { return cands_[i].result->objective; }
 
   // A new candidate (or the one already there); its index.
@@ -239,11 +225,11 @@ class Planner {
     Candidate& c = cands_[i];
     SolveOptions o = o_;
     o.progress = nullptr;
-    o.time_limit_s = std::clamp(std::min(seconds, rest()), kMinTimeLimit, kMaxTimeLimit);
-    // Deterministic runs count shares, not the clock, and a search's fixed work (incumbents,
-    // families) is not in its share: each is charged at least a twentieth of the limit, so a plan
-    // runs at most twenty searches however small their shares.
-    shared_ += o_.deterministic ? std::max(o.time_limit_s, o_.time_limit_s * kMinDeterministicCharge) : o.time_limit_s;
+    o.time_limit_s = std::clamp(std::min(seconds, budget_.left()), kMinTimeLimit, kMaxTimeLimit);
+    // A search's fixed work (incumbents, families) is not in its share: each is charged at least
+    // share::kMinDeterministicCharge of the limit.
+    budget_.charge(budget_.deterministic() ? std::max(o.time_limit_s, o_.time_limit_s * share::kMinDeterministicCharge)
+                                           : o.time_limit_s);
     o.warm_starts = std::move(warm);
     if (c.result && c.result->schedule) o.warm_starts.push_back({"plan", *c.result->schedule});
     SolveResult r = synthesize(c.problem, o);
@@ -285,13 +271,14 @@ class Planner {
   // neighbour (skipped when its bound cannot beat the best) is searched from the best schedule
   // (same shape), the first that improves becomes the centre; until the share is used or no
   // neighbour improves.
-  void move_layers(double share) {
-    const double until = shared_ + share;
-    const auto t_end = Clock::now() + std::chrono::duration<double>(share);
+  void move_layers(double seconds) {
+    const double until = budget_.charged() + seconds;
+    const auto t_end = Clock::now() + std::chrono::duration<double>(seconds);
     auto left = [&] {
-      return o_.deterministic ? until - shared_ : std::chrono::duration<double>(t_end - Clock::now()).count();
+      return budget_.deterministic() ? until - budget_.charged()
+                                     : std::chrono::duration<double>(t_end - Clock::now()).count();
     };
-    const double each = std::max(kMinNeighbourSeconds, o_.time_limit_s * kNeighbourShare);
+    const double each = std::max(share::kMinNeighbourSeconds, o_.time_limit_s * share::kPlanNeighbour);
     bool improved = true;
     while (improved && !interrupted_ && left() > 0) {
       improved = false;
@@ -419,13 +406,13 @@ class Planner {
         continue;
       }
       // Half the bound's share for ir::lower_bound on the best partitions and nodes (two calls
-      // a partition, at about kBoundActionsPerSecond), half for the nodes' cheap bounds.
-      const double per_shape = o_.time_limit_s * kBoundShare / static_cast<double>(std::max<size_t>(shapes_, 1));
+      // a partition, at about rate::kBoundActions), half for the nodes' cheap bounds.
+      const double per_shape = o_.time_limit_s * share::kPlanBound / static_cast<double>(std::max<size_t>(shapes_, 1));
       const double actions = static_cast<double>(ir::num_action_slots(k.problem));
       const auto full = static_cast<int64_t>(std::clamp(
-          per_shape / 2 * kBoundActionsPerSecond / 2 / std::max(actions, 1.0), 4.0, static_cast<double>(kFullBounds)));
+          per_shape / 2 * rate::kBoundActions / 2 / std::max(actions, 1.0), 4.0, static_cast<double>(kFullBounds)));
       const auto nodes = static_cast<int64_t>(
-          std::max(1000.0, per_shape / 2 * kNodeStagesPerSecond / std::max(1, k.problem.num_stages())));
+          std::max(1000.0, per_shape / 2 * rate::kNodeStages / std::max(1, k.problem.num_stages())));
       PartitionBound pb = partition_space_bound(shaped(k.shape), *space_.model, best, full, std::min(kMaxNodes, nodes));
       out.partitions_bounded += pb.leaves;
       out.bound_exhaustive = out.bound_exhaustive && pb.exhaustive;
@@ -446,7 +433,7 @@ class Planner {
     const bool proved = r.objective <= r.lower_bound + 1e-9 * std::max(1.0, std::abs(r.objective));
     r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
     if (!proved && r.bound_error.empty()) r.bound_reason = "the least bound over every plan of the space searched";
-    r.seconds = elapsed();
+    r.seconds = budget_.elapsed();
     r.interrupted = interrupted_;
     // The document's record claims what the plan proved, not what its candidate did alone.
     if (r.schedule && r.schedule->provenance && r.schedule->provenance->solve) {
@@ -455,7 +442,7 @@ class Planner {
       rec.lower_bound = r.lower_bound;
       rec.gap = r.gap;
       rec.bound = r.bound_reason;
-      if (!o_.deterministic) rec.seconds = std::round(r.seconds * 1000) / 1000;
+      if (!budget_.deterministic()) rec.seconds = std::round(r.seconds * 1000) / 1000;
       rec.interrupted = interrupted_;
     }
     ProgressState st;
@@ -469,10 +456,9 @@ class Planner {
 
   const PlanSpace& space_;
   const SolveOptions& o_;
-  Clock::time_point start_;
+  Budget budget_;
   std::vector<Candidate> cands_;
   std::optional<size_t> best_;
-  double shared_ = 0;
   size_t shapes_ = 0;
   bool interrupted_ = false;
   ProgressReporter* progress_ = nullptr;

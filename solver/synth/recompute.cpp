@@ -23,6 +23,7 @@
 #include "ir/lower_bound.h"
 #include "ir/simulate.h"
 #include "ir/verify.h"
+#include "solver/synth/budget.h"
 #include "solver/synth/local_search.h"
 #include "solver/synth/search_impl.h"
 #include "solver/synth/synthesize.h"
@@ -32,8 +33,6 @@ namespace schedc::solver::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Actions ir::verify checks (and simulates) per second, about (pp 32, m 128: 16k actions in 6 ms).
-constexpr double kVerifiedActionsPerSecond = 2e6;
 using StageSet = std::vector<char>;  // [stage]: checkpointed
 
 // `p` without recomputation (what a schedule without R's is a schedule of).
@@ -154,7 +153,7 @@ class Refiner {
     const double work = std::max(1.0, static_cast<double>(c_.schedule.num_actions()));
     // Deterministic: the search's evaluation budget for the time (search.cpp); else the clock.
     lo.max_evals = use_clock_ ? UINT64_MAX
-                              : static_cast<uint64_t>(std::min(1e15, time_limit_s * kTimedActionsPerSecond / work));
+                              : static_cast<uint64_t>(std::min(1e15, time_limit_s * rate::kTimedActions / work));
     lo.stop = stop;
     lo.target = target;
     LocalSearchStats stats;
@@ -207,8 +206,8 @@ class Refiner {
 }  // namespace
 
 SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& options) {
-  const Clock::time_point start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const Budget budget(options.time_limit_s, options.deterministic, options.stop);
+  auto elapsed = [&] { return budget.elapsed(); };
   const int32_t S = p.num_stages();
 
   // The candidates' problems: without recomputation (when it is only allowed), every stage
@@ -253,11 +252,11 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
         o.warm_starts.push_back(std::move(x));
       }
     // Deterministic mode: fixed shares (the sub-solves' budgets follow from their limits).
-    const double left = options.deterministic ? options.time_limit_s * static_cast<double>(plans.size() - i + 1) /
-                                                    static_cast<double>(plans.size() + 1)
-                                              : options.time_limit_s - elapsed();
+    const double left = budget.deterministic() ? budget.limit() * static_cast<double>(plans.size() - i + 1) /
+                                                     static_cast<double>(plans.size() + 1)
+                                               : budget.limit() - elapsed();
     o.time_limit_s = std::max(kMinTimeLimit, left / static_cast<double>(plans.size() - i + 1));
-    if (options.stop && options.stop->load()) break;
+    if (budget.stopped()) break;
     SolveResult sub = synthesize(*q, o);
     options.debug.print("recompute: %s: %s at %.2f s", plan.name.c_str(),
                         sub.schedule ? format_number(sub.objective).c_str() : "no schedule", elapsed());
@@ -309,21 +308,23 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return found[a].value < found[b].value; });
   const size_t tries = std::min<size_t>(2, found.size());
-  const double from = elapsed(), until = 0.95 * options.time_limit_s;
+  const double from = elapsed(), until = share::kRecomputeEnd * budget.limit();
   for (size_t t = 0; t < tries; ++t) {
     Found& x = found[order[t]];
     x.before = x.value;
     const double end = from + std::max(0.0, until - from) * static_cast<double>(t + 1) / static_cast<double>(tries);
-    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(end));
-    // Deterministic: as many evaluations (each a whole verification) as a tenth of the time buys,
-    // shared between the candidates and the two drop passes.
+    const auto deadline = budget.start() +
+                          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(end));
+    // Deterministic: as many evaluations (each a whole verification) as share::kRecomputeDrops of
+    // the time buys, shared between the candidates and the two drop passes.
     const double work = std::max(1.0, static_cast<double>(x.schedule.num_actions()));
-    const auto budget = static_cast<uint64_t>(
-        std::min(1e15, 0.1 * options.time_limit_s * kVerifiedActionsPerSecond / work / static_cast<double>(2 * tries)));
-    Refiner refine(x, options.deterministic ? budget : UINT64_MAX, deadline, !options.deterministic);
+    const auto evals = static_cast<uint64_t>(
+        std::min(1e15, share::kRecomputeDrops * budget.limit() * rate::kVerifiedActions / work /
+                           static_cast<double>(2 * tries)));
+    Refiner refine(x, budget.deterministic() ? evals : UINT64_MAX, deadline, !budget.deterministic());
     refine.run();
-    if (x.value > lb.value + 1e-9 * std::max(1.0, lb.value) && !(options.stop && options.stop->load()))
-      x.searched = refine.search(options.time_limit_s / static_cast<double>(tries), options.stop,
+    if (x.value > lb.value + 1e-9 * std::max(1.0, lb.value) && !budget.stopped())
+      x.searched = refine.search(budget.limit() / static_cast<double>(tries), options.stop,
                                  ir::to_fixed(lb.value, ir::time_scale(p)));
     x.dropped = refine.dropped;
     options.debug.print("recompute: %s refined from %s to %s (%d R's dropped, %llu local search evaluations) at %.2f s",
@@ -356,7 +357,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   if (proved) r.lower_bound = c.value;
   r.gap = relative_gap(r.objective, r.lower_bound);
   r.seconds = elapsed();
-  r.interrupted = options.stop && options.stop->load();
+  r.interrupted = budget.stopped();
   ir::Schedule s = std::move(c.schedule);
   // The provenance: the sub-solve's counters, this problem's claim.
   ir::Provenance prov = ir::Provenance::of("solve");
@@ -381,8 +382,8 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
                                       searched.improved_best[static_cast<size_t>(m)]});
   // The exact model (if any) ran on the candidate's own problem, not on this one.
   if (!rec.method.empty() && rec.method != "none") rec.method += ", on the problem with " + c.name;
-  rec.seconds = options.deterministic ? std::nullopt : std::optional<double>(r.seconds);
-  rec.deterministic = options.deterministic;
+  rec.seconds = budget.deterministic() ? std::nullopt : std::optional<double>(r.seconds);
+  rec.deterministic = budget.deterministic();
   rec.interrupted = r.interrupted;
   prov.solve = rec;
   s.provenance = std::move(prov);

@@ -197,7 +197,7 @@ void Search::progress(bool final) {
 void Search::z3_search() {
   // Past the limit even building the model (seconds at pp 1024) would overshoot it.
   // Building the instance alone takes a few passes over the problem (seconds at pp 1024).
-  if (stopped() || (!o_.deterministic && usable() <= 2 * bound_seconds_)) return;
+  if (stopped() || no_time_for_z3()) return;
   const bool makespan = p_.objective == ir::Objective::Makespan;
   // Proofs need an exact, complete model (one rule, shared with `verify --optimal`): the exact
   // grid, split orders that dominate a mixed problem's fused choice, no cheaper overlapped units,
@@ -215,7 +215,7 @@ void Search::z3_search() {
   int32_t horizon = 0;
   long double mean_ticks = 0;  // of an action, on the first instance's grid
   for (int attempt = 0; attempt < 12; ++attempt) {
-    if (attempt > 0 && !o_.deterministic && (whole_model_out_of_budget() || usable() <= 2 * bound_seconds_)) {
+    if (attempt > 0 && !budget_.deterministic() && (whole_model_out_of_budget() || no_time_for_z3())) {
       inst.reset();
       break;
     }
@@ -269,15 +269,15 @@ void Search::z3_search() {
   // Deterministic runs count the building in resource units (lns.h: Z3 does not count it), and
   // do not start a model whose building alone would exceed the model's share of them (at pp 4,
   // m 16 a 68k-literal model took 1.5 s of a 0.05 s deterministic limit before).
-  const double share = complete ? 1.0 : 0.6;
-  const uint64_t build_units = kRlimitPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(literals, 0));
-  if (o_.deterministic ? static_cast<double>(build_units) > static_cast<double>(rlimit_budget()) * share
-                       : static_cast<double>(literals) / kModelLiteralsPerSecond > usable()) {
+  const double model_share = complete ? 1.0 : share::kCoarseModel;
+  const uint64_t build_units = rate::kZ3UnitsPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(literals, 0));
+  if (budget_.deterministic() ? static_cast<double>(build_units) > static_cast<double>(z3_units()) * model_share
+                              : static_cast<double>(literals) / rate::kModelLiterals > usable()) {
     o_.debug.print("model of about %lld literals not built: %.2f s left", (long long)literals, usable());
     method_ = "incumbent (no time left to build the SAT model)";
     return;
   }
-  if (o_.deterministic) rlimit_used_ += build_units;
+  if (budget_.deterministic()) rlimit_used_ += build_units;
   const uint64_t used_before = rlimit_used_;
   const double build_start = elapsed();
   z3::context ctx;
@@ -287,7 +287,7 @@ void Search::z3_search() {
   encoding_ = model.stats();
   // Freeing the model after the search takes about a fifth of its building (pp 4, m 16: built in
   // 1.24 s, released in 0.24 s past a 3 s limit), so the probes leave that much of the limit.
-  const double release_seconds = 0.25 * (elapsed() - build_start);
+  const double release_seconds = share::kModelRelease * (elapsed() - build_start);
   o_.debug.print("model (estimate %lld literals) built in %.2f s", (long long)literals, elapsed() - build_start);
   o_.debug.print("model built in %.2f s: %lld literals, %lld clauses, %lld pb, horizon %d, lo %d, grid %lld", elapsed(),
                  (long long)encoding_.literals, (long long)encoding_.clauses, (long long)encoding_.pseudo_boolean,
@@ -306,12 +306,12 @@ void Search::z3_search() {
   while (lo <= hi && !stop()) {
     int32_t probe = lo + (hi - lo) / 2;
     z3::params prm(ctx);
-    if (o_.deterministic) {
-      uint64_t share_budget = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * share);
-      uint64_t left = share_budget - std::min(share_budget, rlimit_used_);
-      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(left, 4'000'000'000u)));
+    if (budget_.deterministic()) {
+      const uint64_t model_units = z3_units(model_share);
+      prm.set("rlimit", Budget::z3_units(model_units - std::min(model_units, rlimit_used_)));
     } else {
-      prm.set("timeout", timeout_ms(o_.time_limit_s * share - elapsed() - reserve() - release_seconds));
+      prm.set("timeout",
+              Budget::z3_timeout_ms(budget_.limit() * model_share - elapsed() - reserve() - release_seconds));
     }
     model.solver().set(prm);
     z3::check_result r = model.probe(probe);
@@ -368,13 +368,12 @@ void Search::z3_search() {
 }
 
 // The rounded-down relaxation (relax.h): a bound where the closed-form terms are weak, for at most
-// a sixth of the budget (its share of the deterministic resource limit alike).
+// share::kRelaxation of the budget (its share of the deterministic resource limit alike).
 void Search::relax() {
-  if (stopped() || (!o_.deterministic && usable() <= 2 * bound_seconds_)) return;
+  if (stopped() || no_time_for_z3()) return;
   if (!relaxation_applies(p_)) return;
-  constexpr double kShare = 1.0 / 6;
-  const double until = std::min(elapsed() + o_.time_limit_s * kShare, o_.time_limit_s);
-  const uint64_t budget = static_cast<uint64_t>(static_cast<double>(rlimit_budget()) * kShare);
+  const double until = std::min(elapsed() + budget_.limit() * share::kRelaxation, budget_.limit());
+  const uint64_t budget = z3_units(share::kRelaxation);
   uint64_t spent = 0, built = 0;  // Z3's count; the models' building, which Z3 does not count
   z3::context ctx;
   Z3Interrupter interrupter(ctx, o_.stop);
@@ -382,14 +381,14 @@ void Search::relax() {
   ro.max_literals = 4 * o_.max_literals;  // no schedule is read back: a larger model pays
   ro.limits = [&](z3::params& prm) {
     if (stopped()) return false;
-    if (o_.deterministic) {
+    if (budget_.deterministic()) {
       if (spent >= budget) return false;
-      prm.set("rlimit", static_cast<unsigned>(std::min<uint64_t>(budget - spent, 4'000'000'000u)));
+      prm.set("rlimit", Budget::z3_units(budget - spent));
       return true;
     }
     double left = std::min(until - elapsed(), usable());
     if (left <= 0) return false;
-    prm.set("timeout", timeout_ms(left));
+    prm.set("timeout", Budget::z3_timeout_ms(left));
     return true;
   };
   ro.used = [&](uint64_t count) { spent = count + built; };
@@ -399,10 +398,10 @@ void Search::relax() {
   // deterministic mode by its size against the share's units (a model of 4x the window's
   // literals took 8 s of a 0.15 s deterministic limit before the building was counted).
   ro.may_build = [&](int64_t literals) {
-    const auto cost = kRlimitPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(literals, 0));
-    const bool fits = o_.deterministic ? spent + cost <= budget
-                                       : static_cast<double>(literals) / kModelLiteralsPerSecond <=
-                                             std::min(until - elapsed(), usable());
+    const auto cost = rate::kZ3UnitsPerModelLiteral * static_cast<uint64_t>(std::max<int64_t>(literals, 0));
+    const bool fits = budget_.deterministic() ? spent + cost <= budget
+                                              : static_cast<double>(literals) / rate::kModelLiterals <=
+                                                    std::min(until - elapsed(), usable());
     if (!fits) o_.debug.print("relaxation model of about %lld literals not built", (long long)literals);
     if (fits) built += cost, spent += cost;
     return fits;
@@ -455,26 +454,26 @@ void Search::lns() {
         // Asked for once the window's model is built: the building counts against the limit.
         auto limits = [&] {
           z3::params prm(ctx);
-          if (o_.deterministic) {
-            uint64_t left = rlimit_budget() - std::min(rlimit_budget(), rlimit_used_ + lns_.rlimit);
-            prm.set("rlimit", static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(left, 3'000'000u))));
+          if (budget_.deterministic()) {
+            const uint64_t left = z3_units() - std::min(z3_units(), rlimit_used_ + lns_.rlimit);
+            prm.set("rlimit", Budget::z3_units(std::max<uint64_t>(1, std::min(left, share::kWindowZ3Units))));
           } else {
-            prm.set("timeout", timeout_ms(std::clamp(usable(), 0.0, 3.0)));
+            prm.set("timeout", Budget::z3_timeout_ms(std::clamp(usable(), 0.0, share::kWindowSeconds)));
           }
           return prm;
         };
         // In wall-clock mode a model is built only where building it (at the measured rate) takes at
-        // most half of what is left, so a window begun before the deadline cannot run far past it.
-        const int64_t max_literals = o_.deterministic
+        // most share::kWindowBuild of what is left.
+        const int64_t max_literals = budget_.deterministic()
                                          ? o_.max_literals
-                                         : std::min<int64_t>(
-                                               o_.max_literals,
-                                               static_cast<int64_t>(usable() * 0.5 * kModelLiteralsPerSecond));
+                                         : std::min<int64_t>(o_.max_literals,
+                                                             static_cast<int64_t>(usable() * share::kWindowBuild *
+                                                                                  rate::kModelLiterals));
         auto s = improve_window(best_->schedule, tl, t0, t0 + width, makespan - 1, grid, ctx, limits, max_literals,
                                 lns_);
         o_.debug.print("window [%lld, %lld) grid %lld: %s (%llu of %llu units)", (long long)t0, (long long)(t0 + width),
                        (long long)grid, s ? "schedule" : "-", (unsigned long long)(rlimit_used_ + lns_.rlimit),
-                       (unsigned long long)rlimit_budget());
+                       (unsigned long long)z3_units());
         if (!s) continue;
         double before = best_->value;
         offer(std::move(*s), "lns");
@@ -487,32 +486,32 @@ void Search::lns() {
   }
 }
 
-// The order-space local search from the best schedule, for `share` of what is left of the budget
+// The order-space local search from the best schedule, for `fraction` of what is left of the budget
 // (a share of the evaluation budget in deterministic mode), until the bound is met. The first run
 // races the few best incumbents first (a tenth of its budget each): the best schedule is often a
 // family's, whose basin can be poor (two directions at 1.5x of 1F1B's memory: from dualpipe 172.7
 // the search stayed at 172.7, from a greedy start it reached 168.3), then goes on from the best.
-void Search::local(double share) {
+void Search::local(double fraction) {
   if (!best_ || (!best_plain_ && !overlap_moves_apply(p_)) || best_->value <= lower_ + 1e-9 || stopped()) return;
   uint64_t evals = 0;
   double seconds = 0;
-  if (o_.deterministic) {
+  if (budget_.deterministic()) {
     uint64_t left = local_budget_ - std::min(local_budget_, local_.evals);
-    evals = static_cast<uint64_t>(static_cast<double>(left) * share);
+    evals = static_cast<uint64_t>(static_cast<double>(left) * fraction);
     if (evals == 0) return;
   } else {
-    seconds = std::max(0.0, usable() * share);
+    seconds = std::max(0.0, usable() * fraction);
     if (usable() <= 0) return;
   }
   if (local_runs_ == 0 && starts_.size() > 1) {
-    constexpr double kRace = 0.1;  // of this run's budget, per start
     std::vector<Candidate> race = starts_;
     for (const Candidate& c : race) {
       if (best_->value <= lower_ + 1e-9 || stopped()) return;
-      chains(c.schedule, static_cast<uint64_t>(static_cast<double>(evals) * kRace), seconds * kRace);
+      chains(c.schedule, static_cast<uint64_t>(static_cast<double>(evals) * share::kLocalRace),
+             seconds * share::kLocalRace);
     }
-    evals -= static_cast<uint64_t>(static_cast<double>(evals) * kRace) * race.size();
-    seconds *= 1 - kRace * static_cast<double>(race.size());
+    evals -= static_cast<uint64_t>(static_cast<double>(evals) * share::kLocalRace) * race.size();
+    seconds *= 1 - share::kLocalRace * static_cast<double>(race.size());
     if (best_->value <= lower_ + 1e-9) return;
   }
   // Where units are priced (FB) the search pairs and unpairs them itself, so it starts from the
@@ -527,14 +526,14 @@ void Search::chains(const ir::Schedule& start, uint64_t evals, double seconds) {
   lo.stop = o_.stop;
   lo.seed = static_cast<uint64_t>(++local_runs_);
   lo.target = static_cast<int64_t>(std::ceil(lower_ * static_cast<double>(scale) - 1e-6));
-  if (o_.deterministic) {
+  if (budget_.deterministic()) {
     lo.max_evals = evals;
   } else {
     lo.max_evals = std::numeric_limits<uint64_t>::max();
     lo.deadline = Clock::now() +
                   std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
   }
-  if (lo.max_evals == 0 || (!o_.deterministic && seconds <= 0)) return;
+  if (lo.max_evals == 0 || budget_.clock_short(seconds)) return;
   // Independent chains (seeds differ) from the same start, each with the whole budget; the best
   // wins, ties to the lowest thread, so a thread count gives one result.
   const size_t threads = static_cast<size_t>(
@@ -544,7 +543,7 @@ void Search::chains(const ir::Schedule& start, uint64_t evals, double seconds) {
   auto chain = [&](size_t k) {
     LocalSearchOptions mine = lo;
     mine.seed = lo.seed * 1000 + k;
-    if (o_.deterministic) mine.max_evals = lo.max_evals / threads;
+    if (budget_.deterministic()) mine.max_evals = lo.max_evals / threads;
     found[k] = local_search(start, mine, stats[k]);
   };
   std::vector<std::thread> pool;
@@ -568,8 +567,8 @@ ir::Provenance Search::provenance(const SolveResult& r) const {
   j.incumbent_value = r.incumbent_value;
   j.found_by = best_ ? best_->name : "";
   j.method = method_;
-  if (!o_.deterministic) j.seconds = std::round(r.seconds * 1000) / 1000;
-  j.deterministic = o_.deterministic;
+  if (!budget_.deterministic()) j.seconds = std::round(r.seconds * 1000) / 1000;
+  j.deterministic = budget_.deterministic();
   j.interrupted = r.interrupted;  // ended by SIGINT/SIGTERM before its limits
   ir::SolveRecord::Z3& z3 = j.z3;
   z3.probes = probes_;
@@ -621,8 +620,6 @@ SolveResult Search::run() {
     return r;
   }
   if (best_->value <= lower_ + 1e-9) proved_ = true;
-  if (!proved_ && o_.use_steady) steady_state();
-  if (best_->value <= lower_ + 1e-9) proved_ = true;
   if (!proved_ && o_.use_z3) {
     try {
       z3_search();
@@ -642,10 +639,10 @@ SolveResult Search::run() {
   // Until the time limit or a proof: local search, Z3 windows over its result, local search again.
   {
     double work = std::max(1.0, static_cast<double>(best_->schedule.num_actions()));
-    double evals = std::min(1e15, o_.time_limit_s * kTimedActionsPerSecond / work);
+    double evals = std::min(1e15, budget_.limit() * rate::kTimedActions / work);
     local_budget_ = static_cast<uint64_t>(evals);
   }
-  if (!proved_ && o_.use_local) local(0.5);
+  if (!proved_ && o_.use_local) local(share::kFirstLocal);
   if (!proved_ && o_.use_z3 && p_.objective == ir::Objective::Makespan && !best_->schedule.has_overlap() &&
       best_->value > lower_ + 1e-9) {
     try {

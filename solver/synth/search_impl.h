@@ -17,6 +17,7 @@
 
 #include "ir/provenance.h"
 #include "ir/schedule.h"
+#include "solver/synth/budget.h"
 #include "solver/synth/encode.h"
 #include "solver/synth/lns.h"
 #include "solver/synth/local_search.h"
@@ -27,21 +28,6 @@
 namespace schedc::solver::detail {
 
 using Clock = std::chrono::steady_clock;
-
-// Greedy work (actions × ranks scanned) per second on the 2-core CI machine, for the number of
-// Zero Bubble variants deterministic mode runs.
-constexpr double kGreedySlotsPerSecond = 4e7;
-// Actions the order simulator times per second (one evaluation times every action), for the local
-// search's evaluation budget in deterministic mode.
-constexpr double kTimedActionsPerSecond = 2e7;
-
-// Resource units per second of the time limit in deterministic mode (Z3's rlimit counts
-// propagations and conflicts; about this many pass per second on the 2-core CI machine).
-constexpr double kRlimitPerSecond = 4e6;
-// SAT model literals (estimate_literals) built per second: a model whose build would outlast the
-// usable time is not started (the build cannot be interrupted by the clock). Measured on the
-// 2-core machine: 69k literals in 2.0 s with three jobs on its cores, about 1.3 s alone.
-constexpr double kModelLiteralsPerSecond = 5e4;
 
 struct Candidate {
   ir::Schedule schedule;
@@ -55,63 +41,51 @@ struct Candidate {
 class Search {
  public:
   Search(const ir::Problem& p, const SolveOptions& o)
-      : p_(p), o_(o), start_(Clock::now()), reporter_(o.progress, o.tty, start_) {}
+      : p_(p), o_(o), budget_(o.time_limit_s, o.deterministic, o.stop), reporter_(o.progress, o.tty, budget_.start()) {}
 
   SolveResult run();
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double elapsed() const { return budget_.elapsed(); }
   /// An interrupt (SolveOptions::stop) ends every phase as the time limit would.
-  bool stopped() const { return o_.stop && o_.stop->load(std::memory_order_relaxed); }
-  double remaining() const { return stopped() ? 0 : o_.time_limit_s - elapsed(); }
+  bool stopped() const { return budget_.stopped(); }
+  /// Z3's resource units of `fraction` of the limit (deterministic mode).
+  uint64_t z3_units(double fraction = 1) const {
+    const uint64_t all = budget_.units(rate::kZ3Units);
+    return fraction == 1 ? all : static_cast<uint64_t>(static_cast<double>(all) * fraction);
+  }
   bool out_of_budget() const {
     if (stopped()) return true;
-    return o_.deterministic ? rlimit_used_ + lns_.rlimit >= rlimit_budget() : usable() <= 0;
+    return budget_.deterministic() ? rlimit_used_ + lns_.rlimit >= z3_units() : usable() <= 0;
   }
-  /// The whole-instance model may use this share of the budget; windows get the rest.
+  /// A coarse whole-instance model may use share::kCoarseModel of the budget; windows get the rest.
   bool whole_model_out_of_budget() const {
     if (stopped()) return true;
-    return o_.deterministic ? rlimit_used_ >= rlimit_budget() * 6 / 10 : elapsed() >= o_.time_limit_s * 0.6;
-  }
-  /// Saturates: a limit of `inf` (or 1e15 s) means no resource limit, never an overflowed cast.
-  uint64_t rlimit_budget() const {
-    constexpr double kMax = static_cast<double>(uint64_t{1} << 62);
-    double units = o_.time_limit_s * kRlimitPerSecond;
-    return units >= kMax ? uint64_t{1} << 62 : static_cast<uint64_t>(std::max(0.0, units));
-  }
-  /// A Z3 timeout in milliseconds (Z3 takes an unsigned; larger limits saturate).
-  static unsigned timeout_ms(double seconds) {
-    double ms = std::max(1.0, seconds * 1000);
-    return ms >= 4e9 ? 4'000'000'000u : static_cast<unsigned>(ms);
+    return budget_.deterministic() ? rlimit_used_ >= z3_units(share::kCoarseModel)
+                                   : elapsed() >= budget_.limit() * share::kCoarseModel;
   }
 
   /// `verified`: s passed ir::verify already (generate_family's contract), so it is only simulated.
   void offer(ir::Schedule s, const std::string& name, bool verified = false,
              size_t priority = std::numeric_limits<size_t>::max());
   /// What is left of the limit once the driver's own verification and output are set aside.
-  double usable() const { return remaining() - reserve(); }
+  double usable() const { return budget_.remaining() - reserve(); }
   /// Seconds kept back for what follows the search (the driver verifies, simulates and writes
   /// the schedule: about three simulations, or one lower bound's time, whichever is more), and
   /// while there is no incumbent yet, for the sequential fallback too.
   double reserve() const { return std::max(reserve_, bound_seconds_) + (best_ ? 0 : bound_seconds_); }
   /// Where long work gives up: the usable time (never the clock in deterministic mode), or an
   /// interrupt.
-  Deadline work_deadline() const {
-    Deadline d;
-    d.stop = o_.stop;
-    if (!o_.deterministic)
-      d.at = Clock::now() +
-             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(usable(), 0.0, 1e9)));
-    return d;
-  }
+  Deadline work_deadline() const { return budget_.deadline_in(usable()); }
+  /// Too little usable time to build Z3's instance (the clock's verdict only).
+  bool no_time_for_z3() const { return budget_.clock_short(usable(), share::kInstanceBounds * bound_seconds_); }
   void drop_bound(double value, const std::string& name);
   void warm_starts();
   void collect_incumbents();
-  void steady_state();
   void z3_search();
   void relax();
   void lns();
-  void local(double share);
+  void local(double fraction);
   void progress(bool final = false);
   /// Z3 threw in `phase`: the search goes on with what it has; the failure is recorded for the
   /// provenance and as a warning.
@@ -120,7 +94,7 @@ class Search {
 
   const ir::Problem& p_;
   const SolveOptions& o_;
-  Clock::time_point start_;
+  Budget budget_;
   std::optional<Candidate> best_;
   /// The best schedule without overlapped units: the local search's start when best_ has them.
   std::optional<Candidate> best_plain_;

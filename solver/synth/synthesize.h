@@ -38,11 +38,6 @@ struct SolveOptions {
   bool use_greedy = true;
   bool use_z3 = true;
   bool use_local = true;
-  /// Steady-state decomposition (steady.h) for many microbatches: a quarter of the budget solves
-  /// the problem at 4 pp microbatches, whose middle block, repeated, is one more incumbent. Off by
-  /// default: on the rows measured (pp 8, m 128 and 256, vpp 1-4, caps 0.5x-1x) it found nothing
-  /// the direct search did not, and it costs that quarter.
-  bool use_steady = false;
   /// Largest SAT model (literals) built; a larger exact model makes the grid coarser.
   int64_t max_literals = 80'000;
   /// When set and it becomes true (the CLI sets it on the first SIGINT or SIGTERM), every phase
