@@ -149,8 +149,8 @@ class Budget {
     Deadline d;
     d.stop = stop_;
     if (!deterministic_)
-      d.at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(std::clamp(seconds, 0.0, 1e9)));
+      d.at = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(seconds, 0.0, 1e9)));
     return d;
   }
 

@@ -1,6 +1,6 @@
 // The constructive phase of the portfolio search (search_impl.h): every family, the families
-// fitted under the cap, the pair and greedy variants, the Zero Bubble sweep, the cap ladder, and
-// the steady-state block.
+// fitted under the cap, the pair and greedy variants, the Zero Bubble sweep and the cap ladder
+// (passes 3-8 of solver/README.md).
 
 #include <algorithm>
 #include <cmath>

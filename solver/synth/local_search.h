@@ -15,19 +15,19 @@
 #include <string_view>
 
 #include "ir/schedule.h"
+#include "support/deadline.h"
 
 namespace schedc::solver {
 
 struct LocalSearchOptions {
-  /// Wall-clock end of the search; nullopt: only `max_evals` limits it.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Its end by the clock and the interrupt (a Budget's deadline_in); the default, none: only
+  /// `max_evals` limits it.
+  Deadline deadline;
   /// Evaluations (simulations of a candidate); the deterministic budget.
   uint64_t max_evals = 1'000'000;
   uint64_t seed = 1;
   /// Stop as soon as the objective (simulator ticks) is at or below this (a proven bound).
   int64_t target = 0;
-  /// When set and it becomes true (an interrupt), the search ends soon and returns its best.
-  const std::atomic<bool>* stop = nullptr;
   /// Time each candidate incrementally (ir::OrderSimulator::rerun, re-timing only what the move
   /// reaches); false times every candidate whole. Both give the same search, step for step;
   /// bench/solver --evals measures the difference.

@@ -149,12 +149,12 @@ class Refiner {
   // the R's that became unnecessary are dropped.
   LocalSearchStats search(double time_limit_s, const std::atomic<bool>* stop, int64_t target) {
     LocalSearchOptions lo;
-    if (use_clock_) lo.deadline = deadline_;
+    lo.deadline.stop = stop;
+    if (use_clock_) lo.deadline.at = deadline_;
     const double work = std::max(1.0, static_cast<double>(c_.schedule.num_actions()));
     // Deterministic: the search's evaluation budget for the time (search.cpp); else the clock.
     lo.max_evals = use_clock_ ? UINT64_MAX
                               : static_cast<uint64_t>(std::min(1e15, time_limit_s * rate::kTimedActions / work));
-    lo.stop = stop;
     lo.target = target;
     LocalSearchStats stats;
     ir::Schedule t = local_search(c_.schedule, lo, stats);

@@ -27,7 +27,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   int64_t grid = exact_grid(no_comm) * std::max<int64_t>(1, scale / ir::time_scale(no_comm));
   std::optional<Instance> inst;
   int32_t horizon = 0;
-  auto stopped = [&] { return (o.stop && o.stop->load(std::memory_order_relaxed)) || o.deadline.passed(); };
+  auto stopped = [&] { return o.deadline.passed(); };
   for (int attempt = 0; attempt < 12; ++attempt) {
     if (stopped()) return out;
     InstanceOptions io;
@@ -48,7 +48,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   int32_t lo = static_cast<int32_t>(lb / grid), hi = horizon - 1;
   if (lo > hi) return out;
   if (o.may_build && !o.may_build(estimate_literals(*inst, horizon))) return out;
-  TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx, o.stop);
+  TimeIndexedModel model(*inst, horizon, /*max_span=*/false, ctx, o.deadline.stop);
   if (model.interrupted() || !model.feasible_horizon()) return out;  // cannot be: the incumbent's image fits
   int32_t proved = -1;                                               // the largest horizon shown to have no solution
   // The first probe at lo says whether the relaxation beats the bound at all; then steps that

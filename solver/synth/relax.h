@@ -25,9 +25,8 @@ struct RelaxOptions {
   std::function<bool(z3::params&)> limits;
   /// Called after every probe with the solver's rlimit count (deterministic budgets).
   std::function<void(uint64_t)> used;
-  /// An interrupt: ends building the instance and the model early (nothing is proved then).
-  const std::atomic<bool>* stop = nullptr;
-  /// Past it no further instance or model is built (at pp 64, m 256 each build takes a second).
+  /// Past it no further instance or model is built (at pp 64, m 256 each build takes a second);
+  /// its interrupt also ends building the model early (nothing is proved then).
   Deadline deadline;
   /// Asked before the model is built, with its estimated literals: false skips it (the build
   /// cannot be interrupted by the clock, and a 320k-literal model takes seconds). Null: build.

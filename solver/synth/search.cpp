@@ -392,7 +392,6 @@ void Search::relax() {
     return true;
   };
   ro.used = [&](uint64_t count) { spent = count + built; };
-  ro.stop = o_.stop;
   ro.deadline = work_deadline();
   // A model whose building would outlast the share is not started: by the clock, or in
   // deterministic mode by its size against the share's units (a model of 4x the window's
@@ -523,16 +522,10 @@ void Search::local(double fraction) {
 void Search::chains(const ir::Schedule& start, uint64_t evals, double seconds) {
   const int64_t scale = ir::time_scale(p_);
   LocalSearchOptions lo;
-  lo.stop = o_.stop;
   lo.seed = static_cast<uint64_t>(++local_runs_);
   lo.target = static_cast<int64_t>(std::ceil(lower_ * static_cast<double>(scale) - 1e-6));
-  if (budget_.deterministic()) {
-    lo.max_evals = evals;
-  } else {
-    lo.max_evals = std::numeric_limits<uint64_t>::max();
-    lo.deadline = Clock::now() +
-                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
-  }
+  lo.deadline = budget_.deadline_in(seconds);
+  lo.max_evals = budget_.deterministic() ? evals : std::numeric_limits<uint64_t>::max();
   if (lo.max_evals == 0 || budget_.clock_short(seconds)) return;
   // Independent chains (seeds differ) from the same start, each with the whole budget; the best
   // wins, ties to the lowest thread, so a thread count gives one result.

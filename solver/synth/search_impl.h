@@ -1,7 +1,7 @@
 #pragma once
 // The portfolio search behind solver::synthesize (docs/design.md section 7), shared by its two files:
 // search.cpp (offers, Z3, windows, local search, the result) and construct.cpp (the constructive
-// phase: families, fitted families, greedy variants, the cap ladder, the steady-state block).
+// phase: families, fitted families, greedy variants, the cap ladder). The passes in order: solver/README.md.
 // Internal to solver/synth.
 
 #include <chrono>
