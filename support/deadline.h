@@ -13,9 +13,10 @@ struct Deadline {
   std::chrono::steady_clock::time_point at = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* stop = nullptr;  // an interrupt ends the work as the deadline would
 
-  bool passed() const {
-    return (stop && stop->load(std::memory_order_relaxed)) || std::chrono::steady_clock::now() >= at;
-  }
+  bool interrupted() const { return stop && stop->load(std::memory_order_relaxed); }
+  bool passed() const { return interrupted() || std::chrono::steady_clock::now() >= at; }
+  /// Whether a point in time was set (else only the interrupt ends the work).
+  bool timed() const { return at != std::chrono::steady_clock::time_point::max(); }
 
   /// For loops: true once the deadline has passed, looking at the clock every `every` calls
   /// (a power of two; a few thousand for cheap steps, fewer for steps that scan every rank).

@@ -113,7 +113,6 @@ class Budget {
 
   double limit() const { return limit_; }
   bool deterministic() const { return deterministic_; }
-  const std::atomic<bool>* stop_flag() const { return stop_; }
   Clock::time_point start() const { return start_; }
 
   /// The interrupt came (SolveOptions::stop).
@@ -123,11 +122,11 @@ class Budget {
   /// What the clock leaves of the limit; 0 once interrupted.
   double remaining() const { return stopped() ? 0 : limit_ - elapsed(); }
 
-  /// `fraction` of the limit in units at `per_second`, saturating: a limit of `inf` (or 1e15 s)
-  /// means no limit, never an overflowed cast.
-  uint64_t units(double per_second, double fraction = 1) const {
+  /// The limit in units at `per_second`, saturating: a limit of `inf` (or 1e15 s) means no limit,
+  /// never an overflowed cast.
+  uint64_t units(double per_second) const {
     constexpr double kMax = static_cast<double>(uint64_t{1} << 62);
-    const double u = limit_ * per_second * fraction;
+    const double u = limit_ * per_second;
     return u >= kMax ? uint64_t{1} << 62 : static_cast<uint64_t>(std::max(0.0, u));
   }
 

@@ -311,13 +311,13 @@ ir::Schedule Annealer::run() {
   const uint64_t stale_limit = std::max<uint64_t>(20'000, 20 * sim_.size());
   uint64_t stale = 0;
   double frac = 0;
-  const bool timed = o_.deadline.at != Clock::time_point::max();
+  const bool timed = o_.deadline.timed();
   const double budget_s = timed ? std::chrono::duration<double>(o_.deadline.at - t0).count() : 0;
   // Look at the clock about every 2^16 timed actions, so large instances stop on time too.
   const uint64_t check_every = std::max<uint64_t>(1, (uint64_t{1} << 16) / std::max<size_t>(1, sim_.size()));
   for (uint64_t it = 0; stats_.evals < o_.max_evals && best_obj > o_.target; ++it) {
     if (it % check_every == 0) {
-      if (o_.deadline.stop && o_.deadline.stop->load(std::memory_order_relaxed)) break;
+      if (o_.deadline.interrupted()) break;
       frac = static_cast<double>(stats_.evals) / static_cast<double>(std::max<uint64_t>(1, o_.max_evals));
       if (timed) {
         auto now = Clock::now();

@@ -207,7 +207,6 @@ class Refiner {
 
 SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& options) {
   const Budget budget(options.time_limit_s, options.deterministic, options.stop);
-  auto elapsed = [&] { return budget.elapsed(); };
   const int32_t S = p.num_stages();
 
   // The candidates' problems: without recomputation (when it is only allowed), every stage
@@ -254,12 +253,12 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     // Deterministic mode: fixed shares (the sub-solves' budgets follow from their limits).
     const double left = budget.deterministic() ? budget.limit() * static_cast<double>(plans.size() - i + 1) /
                                                      static_cast<double>(plans.size() + 1)
-                                               : budget.limit() - elapsed();
+                                               : budget.limit() - budget.elapsed();
     o.time_limit_s = std::max(kMinTimeLimit, left / static_cast<double>(plans.size() - i + 1));
     if (budget.stopped()) break;
     SolveResult sub = synthesize(*q, o);
     options.debug.print("recompute: %s: %s at %.2f s", plan.name.c_str(),
-                        sub.schedule ? format_number(sub.objective).c_str() : "no schedule", elapsed());
+                        sub.schedule ? format_number(sub.objective).c_str() : "no schedule", budget.elapsed());
     for (const std::string& w : sub.warnings) warnings.push_back(plan.name + ": " + w);
     if (!sub.schedule) continue;
     ir::Schedule s = plan.ck.empty() ? *sub.schedule : expand(p, *sub.schedule, plan.ck);
@@ -297,7 +296,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
         "until its backward); this cap is not provably infeasible";
     r.infeasible = inf;
     r.warnings = std::move(warnings);
-    r.seconds = elapsed();
+    r.seconds = budget.elapsed();
     return r;
   }
   // The two best candidates (the first of equals first), each refined and searched with half of
@@ -308,7 +307,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return found[a].value < found[b].value; });
   const size_t tries = std::min<size_t>(2, found.size());
-  const double from = elapsed(), until = share::kRecomputeEnd * budget.limit();
+  const double from = budget.elapsed(), until = share::kRecomputeEnd * budget.limit();
   for (size_t t = 0; t < tries; ++t) {
     Found& x = found[order[t]];
     x.before = x.value;
@@ -329,7 +328,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
     x.dropped = refine.dropped;
     options.debug.print("recompute: %s refined from %s to %s (%d R's dropped, %llu local search evaluations) at %.2f s",
                         x.name.c_str(), format_number(x.before).c_str(), format_number(x.value).c_str(), x.dropped,
-                        static_cast<unsigned long long>(x.searched.evals), elapsed());
+                        static_cast<unsigned long long>(x.searched.evals), budget.elapsed());
   }
   size_t best = order[0];
   for (size_t t = 1; t < tries; ++t)
@@ -356,7 +355,7 @@ SolveResult synthesize_recompute(const ir::Problem& p, const SolveOptions& optio
   r.status = proved ? SolveStatus::Optimal : SolveStatus::Feasible;
   if (proved) r.lower_bound = c.value;
   r.gap = relative_gap(r.objective, r.lower_bound);
-  r.seconds = elapsed();
+  r.seconds = budget.elapsed();
   r.interrupted = budget.stopped();
   ir::Schedule s = std::move(c.schedule);
   // The provenance: the sub-solve's counters, this problem's claim.

@@ -27,9 +27,8 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
   int64_t grid = exact_grid(no_comm) * std::max<int64_t>(1, scale / ir::time_scale(no_comm));
   std::optional<Instance> inst;
   int32_t horizon = 0;
-  auto stopped = [&] { return o.deadline.passed(); };
   for (int attempt = 0; attempt < 12; ++attempt) {
-    if (stopped()) return out;
+    if (o.deadline.passed()) return out;
     InstanceOptions io;
     io.ticks_per_step = grid;
     io.round_down = true;
@@ -42,7 +41,7 @@ Relaxation relaxed_bound(const ir::Problem& p, double lower, double upper, z3::c
         2, static_cast<int64_t>(std::ceil(std::sqrt(double(estimate) / double(o.max_literals)) * 1.2)));
     inst.reset();
   }
-  if (!inst || !inst->memory_fits_pb || stopped()) return out;
+  if (!inst || !inst->memory_fits_pb || o.deadline.passed()) return out;
   out.grid = grid;
   // Only a probe at H >= floor(lower / g) can raise the bound: an unsat there proves (H + 1) g.
   int32_t lo = static_cast<int32_t>(lb / grid), hi = horizon - 1;
